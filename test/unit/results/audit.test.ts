@@ -1,0 +1,204 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { auditDirs, readJob } from "../../../results/load";
+import { parseOverrides } from "../../../results/overrides";
+import { AuditReport, AuditReportSchema } from "../../../results/schema";
+import { classifyTrial, defaultMopUpErrorTypes, scanText } from "../../../results/taxonomy";
+import { computeScore, outcomeOf } from "../../../results/audit";
+import {
+  LOGS,
+  MULTI_PASS_OVERRIDES,
+  SEED000_OVERRIDES,
+  tempDir,
+  writeMultiPassScenario,
+  writeSeed000Scenario,
+} from "../../fixtures/results/build";
+
+let root: string;
+let dirs: string[];
+let report: AuditReport;
+const trialOf = (r: AuditReport, task: string) => {
+  const t = r.tasks.find((x) => x.task === task);
+  if (!t) throw new Error(`no task ${task}`);
+  return t.trials[0];
+};
+
+beforeAll(() => {
+  root = tempDir();
+  dirs = writeMultiPassScenario(path.join(root, "jobs"));
+  report = auditDirs(dirs, { overrides: parseOverrides(MULTI_PASS_OVERRIDES, "overrides.yaml"), now: new Date("2026-09-01T00:00:00Z") });
+});
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+describe("selection across passes", () => {
+  it("takes the trial with the latest finished_at across all jobs", () => {
+    expect(trialOf(report, "alpha").job).toBe("qwen-full-rerun-2");
+    expect(trialOf(report, "alpha").outcome).toBe("failed");
+    expect(report.tasks.find((t) => t.task === "alpha")!.supersededTrials.map((p) => p.split("/")[0])).toEqual(["qwen-full-mopup-1", "qwen-full"]);
+    expect(trialOf(report, "golf").job).toBe("qwen-full-mopup-1");
+    expect(trialOf(report, "golf").outcome).toBe("passed");
+  });
+
+  it("keeps an older job's trial when the later job's trial finished earlier", () => {
+    expect(trialOf(report, "bravo").job).toBe("qwen-full");
+    expect(trialOf(report, "bravo").reward).toBe(1);
+  });
+
+  it("ignores hard-killed trial dirs without result.json and says so", () => {
+    expect(report.tasks.map((t) => t.task)).not.toContain("quebec");
+    expect(report.jobs[0].incompleteTrialDirs).toHaveLength(1);
+    expect(report.warnings.some((w) => w.includes("without result.json"))).toBe(true);
+    expect(report.warnings.some((w) => w.startsWith("qwen-full: job result.json finished_at is null"))).toBe(true);
+  });
+});
+
+describe("outcomes and taxonomy", () => {
+  it.each([
+    ["charlie", "passed", "AgentTimeoutError", "agent_timeout_with_reward", true],
+    ["delta", "errored", "AgentTimeoutError", "agent_timeout_without_reward", true],
+    ["echo", "errored", "VerifierTimeoutError", "verifier_timeout", true],
+    ["foxtrot", "failed", null, "task_failed", true],
+    ["papa", "errored", "CancelledError", "cancelled", false],
+    ["hotel", "errored", "AgentSetupTimeoutError", "setup", false],
+    ["india", "errored", "SandboxError", "infra", false],
+    ["juliet", "errored", "NonZeroAgentExitCodeError", "infra", false],
+    ["kilo", "errored", "NonZeroAgentExitCodeError", "agent_error", true],
+    ["lima", "errored", "RewardFileNotFoundError", "unknown", true],
+    ["mike", "failed", null, "task_failed", true],
+    ["oscar", "errored", "EnvironmentStartTimeoutError", "setup", false],
+  ])("%s → %s / %s / %s (scored %s)", (task, outcome, type, category, scored) => {
+    const t = trialOf(report, task);
+    expect(t.outcome).toBe(outcome);
+    expect(t.exceptionType).toBe(type);
+    expect(t.category).toBe(category);
+    expect(t.scored).toBe(scored);
+  });
+
+  it("cites the evidence file and line of each log signature", () => {
+    const fox = trialOf(report, "foxtrot");
+    expect(fox.suspectedInfra).toBe(true);
+    expect(fox.evidence).toEqual([
+      expect.objectContaining({ signature: "proxy-502", file: `qwen-full/${fox.trial}/verifier/test-stdout.txt`, line: 3 }),
+      expect.objectContaining({ signature: "apt-fetch-failed", line: 3 }),
+    ]);
+    const juliet = trialOf(report, "juliet");
+    expect(juliet.evidence).toEqual([expect.objectContaining({ signature: "tls-verify-failed", file: `qwen-full/${juliet.trial}/agent/terminus_2.pane`, line: 2 })]);
+    const hotel = trialOf(report, "hotel");
+    expect(hotel.evidence).toEqual([expect.objectContaining({ signature: "tmux-missing", file: `qwen-full/${hotel.trial}/trial.log`, line: 3 })]);
+    const nov = trialOf(report, "november");
+    expect(nov.category).toBe("agent_timeout_without_reward");
+    expect(nov.suspectedInfra).toBe(true);
+    expect(nov.evidence[0]).toMatchObject({ signature: "curl-timeout", line: 2 });
+    expect(report.suspectedInfra).toEqual([fox.path, nov.path]);
+  });
+
+  it("does not scan cleanly passed trials", () => {
+    expect(trialOf(report, "bravo").evidence).toEqual([]);
+  });
+
+  it("groups the taxonomy by category", () => {
+    const byCat = Object.fromEntries(report.taxonomy.map((c) => [c.category, c.count]));
+    expect(byCat).toEqual({
+      task_failed: 3,
+      agent_error: 1,
+      agent_timeout_with_reward: 1,
+      agent_timeout_without_reward: 2,
+      verifier_timeout: 1,
+      infra: 2,
+      setup: 2,
+      cancelled: 1,
+      unknown: 1,
+    });
+  });
+});
+
+describe("scores", () => {
+  it("raw: Harbor mean with missing rewards as 0; pass rate without infra errors", () => {
+    expect(report.scores.raw).toMatchObject({ nTasks: 16, nTrials: 16, passed: 3, failed: 3, errored: 10, unscored: 5, scored: 11, excluded: 0 });
+    expect(report.scores.raw.mean).toBeCloseTo(3 / 16, 10);
+    expect(report.scores.raw.passRate).toBeCloseTo(3 / 11, 10);
+  });
+
+  it("corrected: overrides applied, listed separately with the raw outcome", () => {
+    expect(report.scores.corrected).toMatchObject({ nTrials: 15, nTasks: 15, passed: 4, excluded: 1, scored: 10 });
+    expect(report.scores.corrected.mean).toBeCloseTo(4 / 15, 10);
+    expect(report.scores.corrected.passRate).toBeCloseTo(4 / 10, 10);
+    expect(report.overrides.map((o) => [o.task, o.verdict, o.rawOutcomes])).toEqual([
+      ["foxtrot", "passed", ["failed"]],
+      ["echo", "failed", ["errored"]],
+      ["lima", "excluded", ["errored"]],
+    ]);
+  });
+
+  it("reproduces seed 000's final table: raw 61/89 = 68.54%, corrected 64/88 = 72.73%", () => {
+    const dir = writeSeed000Scenario(path.join(root, "seed000"));
+    const r = auditDirs([dir], { overrides: parseOverrides(SEED000_OVERRIDES, "seed000.yaml") });
+    expect(r.scores.raw).toMatchObject({ nTrials: 89, passed: 61, failed: 24, errored: 4 });
+    expect((r.scores.raw.mean! * 100).toFixed(2)).toBe("68.54");
+    expect(r.tasks.flatMap((t) => t.trials).filter((t) => t.exceptionType !== null)).toHaveLength(16);
+    expect(r.scores.corrected).toMatchObject({ nTrials: 88, passed: 64, excluded: 1 });
+    expect((r.scores.corrected.mean! * 100).toFixed(2)).toBe("72.73");
+    expect(r.runConditions.leaderboardComparable).toBe(false);
+    expect(r.runConditions.deviations.join("\n")).toContain("agent_timeout_multiplier is 6");
+    expect(r.tokens.chosen.input).toBe(89 * 100_000);
+  });
+
+  it("computeScore: empty input has null rates", () => {
+    expect(computeScore([])).toMatchObject({ nTrials: 0, mean: null, passRate: null });
+    expect(outcomeOf(0.5)).toBe("failed");
+  });
+});
+
+describe("json schema", () => {
+  it("validates against the versioned zod schema and round-trips through JSON", () => {
+    const parsed = AuditReportSchema.parse(JSON.parse(JSON.stringify(report)));
+    expect(parsed.schemaVersion).toBe(1);
+    expect(parsed.kind).toBe("reprobench.audit");
+    expect(parsed.selection.attemptsPerTask).toBe(1);
+  });
+});
+
+describe("overrides file", () => {
+  it("rejects unknown verdicts, missing reasons and duplicates with the entry named", () => {
+    expect(() => parseOverrides("overrides:\n  - {task: a, verdict: maybe, reason: r, evidence: e}\n", "o.yaml")).toThrow(
+      "o.yaml: overrides.0.verdict: verdict 'maybe' is not one of passed, failed, excluded",
+    );
+    expect(() => parseOverrides("- {task: a, verdict: pass, evidence: e}\n", "o.yaml")).toThrow(/o\.yaml: .*reason/);
+    expect(() => parseOverrides("- {task: a, verdict: pass, reason: r, evidence: e}\n- {task: a, verdict: fail, reason: r, evidence: e}\n", "o.yaml")).toThrow(
+      "task 'a' has two overrides",
+    );
+    expect(() => parseOverrides("overides: []\n", "o.yaml")).toThrow(/expected `overrides:/);
+  });
+
+  it("fails the audit when an override names a task that is not in the run", () => {
+    expect(() => auditDirs(dirs, { overrides: parseOverrides("- {task: zulu, verdict: pass, reason: r, evidence: e}\n", "o.yaml") })).toThrow(
+      "override for task 'zulu': no such task in the given jobs",
+    );
+  });
+});
+
+describe("inputs", () => {
+  it("explains when given a jobs dir instead of job dirs", () => {
+    expect(() => readJob(path.join(root, "jobs"))).toThrow(/looks like a jobs dir — pass its job dirs instead: .*qwen-full/);
+  });
+});
+
+describe("signatures and classification (pure)", () => {
+  it("finds address pool exhaustion on its line", () => {
+    expect(scanText(LOGS.addressPools, "x.log")).toEqual([expect.objectContaining({ signature: "address-pools-exhausted", line: 2 })]);
+  });
+  it("reads infra hints from the exception message of ambiguous types", () => {
+    expect(classifyTrial(null, "RuntimeError", "Error response from daemon: all predefined address pools have been fully subnetted", []).category).toBe("infra");
+    expect(classifyTrial(null, "RuntimeError", "Failed to start tmux session", []).category).toBe("setup");
+    expect(classifyTrial(null, "RuntimeError", "pane vanished", []).category).toBe("unknown");
+  });
+  it("default mop-up types include CancelledError and infra, never AgentTimeoutError", () => {
+    const types = defaultMopUpErrorTypes();
+    expect(types).toContain("CancelledError");
+    expect(types).toContain("SandboxError");
+    expect(types).toContain("EnvironmentStartTimeoutError");
+    expect(types).not.toContain("AgentTimeoutError");
+    expect(types).not.toContain("VerifierTimeoutError");
+  });
+});
