@@ -172,6 +172,13 @@ required_providers() {
 }
 
 # ---------------------------------------------------------------- main
+# One toolchain run at a time per cache: concurrent runs would each start the same long build.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/toolchain.lock"
+if ! flock -n 9; then
+  log "another toolchain run holds $CACHE/toolchain.lock; waiting for it"
+  flock 9
+fi
 ensure_node
 export PATH="$NODE_BIN_DIR:$PATH"
 # A per-checkout plugin home keeps plugin wrappers of different checkouts apart.
