@@ -1,3 +1,5 @@
+import { audit } from "./audit";
+import { report } from "./report";
 // The subcommand table. Each entry lives in its own file; keep one import and one line per command.
 export interface Command {
   /** One line for `reprobench --help`. */
@@ -6,4 +8,7 @@ export interface Command {
   run(args: string[]): Promise<number>;
 }
 
-export const commands: Record<string, Command> = {};
+export const commands: Record<string, Command> = {
+  audit,
+  report,
+};

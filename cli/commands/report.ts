@@ -1,0 +1,48 @@
+// `reprobench report <job dir>… [--out DIR] [--overrides FILE]` — Markdown + one self-contained HTML page.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parseArgs } from "node:util";
+import type { Command } from "./index";
+import { auditDirs } from "../../results/load";
+import { findManifest } from "../../results/manifest";
+import { parseOverrides } from "../../results/overrides";
+import { loadChartJs, renderHtml, renderMarkdown } from "../../results/report";
+
+const HELP = `usage: reprobench report <job dir>… [--out DIR] [--overrides FILE]
+
+Audits the job dirs (as \`reprobench audit\`) and writes DIR/report.md and DIR/report.html (default DIR:
+./reprobench-report). The HTML page is self-contained: Chart.js and the data are inlined and its
+Content-Security-Policy forbids network access. The run manifest (reprobench-manifest.json inside or
+beside a job dir) is shown on top; without one the report says "no manifest".`;
+
+export const report: Command = {
+  summary: "write a Markdown + self-contained HTML report (charts, manifest) for job dirs",
+  async run(args) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { out: { type: "string" }, overrides: { type: "string" }, help: { type: "boolean", short: "h" } },
+    });
+    if (values.help) {
+      console.log(HELP);
+      return 0;
+    }
+    if (positionals.length === 0) {
+      console.error(`reprobench report: give at least one job dir\n\n${HELP}`);
+      return 2;
+    }
+    let overrides;
+    if (values.overrides) {
+      if (!fs.existsSync(values.overrides)) throw new Error(`--overrides ${values.overrides}: no such file`);
+      overrides = parseOverrides(fs.readFileSync(values.overrides, "utf8"), values.overrides);
+    }
+    const audit = auditDirs(positionals, { overrides });
+    const manifest = findManifest(positionals);
+    const out = path.resolve(values.out ?? "reprobench-report");
+    fs.mkdirSync(out, { recursive: true });
+    fs.writeFileSync(path.join(out, "report.md"), renderMarkdown(audit, manifest));
+    fs.writeFileSync(path.join(out, "report.html"), renderHtml(audit, manifest, loadChartJs()));
+    console.log(`wrote ${path.join(out, "report.md")}\nwrote ${path.join(out, "report.html")}${manifest ? "" : "\n(no manifest found)"}`);
+    return 0;
+  },
+};

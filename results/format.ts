@@ -1,0 +1,64 @@
+// Human-readable renderings of an AuditReport (terminal text and Markdown share these helpers).
+import { AuditReport, Score } from "./schema";
+import { CATEGORY_LABELS } from "./taxonomy";
+
+export const pct = (x: number | null): string => (x === null ? "n/a" : `${(x * 100).toFixed(2)}%`);
+export const int = (n: number): string => n.toLocaleString("en-US");
+
+export function duration(sec: number | null): string {
+  if (sec === null) return "n/a";
+  const s = Math.round(sec);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (h > 0) return `${h}h${String(m).padStart(2, "0")}m`;
+  if (m > 0) return `${m}m${String(s % 60).padStart(2, "0")}s`;
+  return `${s}s`;
+}
+
+/** "61/89 = 68.54% (mean 0.6854)" — passed over counted trials, then the Harbor mean. */
+export function scoreLine(s: Score): string {
+  const mean = s.mean === null ? "n/a" : s.mean.toFixed(4);
+  return `${s.passed}/${s.nTrials} passed, mean ${mean} (${pct(s.mean)}); pass rate ${s.passed}/${s.scored} = ${pct(s.passRate)} over scored trials`;
+}
+
+/** The terminal summary printed by `reprobench audit`. */
+export function renderAuditText(r: AuditReport): string {
+  const out: string[] = [];
+  const raw = r.scores.raw;
+  out.push(`jobs: ${r.jobs.map((j) => `${j.name}${j.complete ? "" : " (not finished)"}`).join(", ")}`);
+  out.push(`tasks: ${raw.nTasks}, counted trials: ${raw.nTrials} (${r.selection.attemptsPerTask} per task, latest finished_at wins)`);
+  out.push(`outcomes: ${raw.passed} passed, ${raw.failed} failed, ${raw.errored} errored (${raw.unscored} infra/setup/cancelled, left out of the pass rate)`);
+  out.push(`raw score:       ${scoreLine(raw)}`);
+  if (r.overrides.length) out.push(`corrected score: ${scoreLine(r.scores.corrected)} (${r.overrides.length} manual verdict(s), ${r.scores.corrected.excluded} excluded)`);
+  out.push(
+    r.runConditions.leaderboardComparable
+      ? "run conditions: leaderboard defaults"
+      : `run conditions: a REPRODUCTION, not leaderboard-comparable — ${r.runConditions.deviations.join("; ")}`,
+  );
+  out.push(`tokens (counted trials): in ${int(r.tokens.chosen.input)} (cache ${int(r.tokens.chosen.cache)}), out ${int(r.tokens.chosen.output)}; all passes: in ${int(r.tokens.allTrials.input)}, out ${int(r.tokens.allTrials.output)}`);
+  out.push(`durations: wall clock ${duration(r.durations.wallClockSec)}, trial median ${duration(r.durations.trialSec.median)}, p90 ${duration(r.durations.trialSec.p90)}, max ${duration(r.durations.trialSec.max)}`);
+
+  if (r.taxonomy.length) {
+    out.push("", "failure taxonomy:");
+    for (const c of r.taxonomy) out.push(`  ${CATEGORY_LABELS[c.category].padEnd(32)} ${String(c.count).padStart(4)}`);
+  }
+  const notable = r.tasks.flatMap((t) => t.trials).filter((t) => t.category !== null);
+  if (notable.length) {
+    out.push("", "trials needing a look (task, outcome, exception, category, evidence):");
+    for (const t of notable) {
+      const flag = t.suspectedInfra ? " [suspected infra]" : "";
+      out.push(`  ${t.task}: ${t.outcome}${t.reward !== null ? ` (reward ${t.reward})` : ""}, ${t.exceptionType ?? "no exception"}, ${CATEGORY_LABELS[t.category!]}${flag}  (${t.path})`);
+      for (const e of t.evidence.slice(0, 3)) out.push(`      ${e.file}:${e.line} [${e.signature}] ${e.text}`);
+      if (t.evidence.length > 3) out.push(`      … ${t.evidence.length - 3} more`);
+    }
+  }
+  if (r.overrides.length) {
+    out.push("", "manual verdicts:");
+    for (const o of r.overrides) out.push(`  ${o.task}: ${o.rawOutcomes.join("/")} → ${o.verdict}: ${o.reason} [evidence: ${o.evidence.join("; ")}]`);
+  }
+  if (r.warnings.length) {
+    out.push("", "warnings:");
+    for (const w of r.warnings) out.push(`  - ${w}`);
+  }
+  return out.join("\n");
+}
