@@ -1,0 +1,7 @@
+"""`python3 -m sglang ...` behaves like the `sglang` console script."""
+
+import sys
+
+from sglang.cli.main import main
+
+sys.exit(main())
