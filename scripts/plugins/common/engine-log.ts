@@ -1,0 +1,76 @@
+// Diagnostics back to the engine through its Log RPC, attached to a resource URN so the CLI shows a
+// long-running step's output under that resource while it runs. Without an engine address (unit tests)
+// messages go to a caller-supplied sink instead.
+import * as grpc from "@grpc/grpc-js";
+import * as engrpc from "@pulumi/pulumi/proto/engine_grpc_pb";
+import * as engproto from "@pulumi/pulumi/proto/engine_pb";
+
+export type Severity = "debug" | "info" | "warning" | "error";
+
+export interface LogSink {
+  log(severity: Severity, message: string, urn?: string): void;
+  /** Resolves once every message sent so far has been delivered (or failed). */
+  flush(): Promise<void>;
+}
+
+const SEVERITY: Record<Severity, number> = {
+  debug: engproto.LogSeverity.DEBUG,
+  info: engproto.LogSeverity.INFO,
+  warning: engproto.LogSeverity.WARNING,
+  error: engproto.LogSeverity.ERROR,
+};
+
+/** Sends to the engine's Log RPC; messages are chained so they arrive in order. */
+export class EngineLog implements LogSink {
+  private readonly client: engrpc.EngineClient;
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(engineAddress: string) {
+    this.client = new engrpc.EngineClient(engineAddress, grpc.credentials.createInsecure(), {
+      "grpc.max_receive_message_length": 400 * 1024 * 1024,
+    });
+  }
+
+  log(severity: Severity, message: string, urn?: string): void {
+    const req = new engproto.LogRequest();
+    req.setSeverity(SEVERITY[severity] as engproto.LogSeverity);
+    req.setMessage(message);
+    if (urn) req.setUrn(urn);
+    this.tail = this.tail.then(
+      () =>
+        new Promise<void>((resolve) => {
+          // A lost log line must never fail the operation it describes; bound each call.
+          this.client.log(req, new grpc.Metadata(), { deadline: Date.now() + 10_000 }, () => resolve());
+        }),
+    );
+  }
+
+  flush(): Promise<void> {
+    return this.tail;
+  }
+}
+
+/** Collects messages in memory (tests) or forwards them to stderr. */
+export class MemoryLog implements LogSink {
+  readonly messages: { severity: Severity; message: string; urn?: string }[] = [];
+  log(severity: Severity, message: string, urn?: string): void {
+    this.messages.push({ severity, message, urn });
+  }
+  flush(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/**
+ * Replaces every occurrence of the given secret values with "[secret]". Very short values are left
+ * alone: they cannot be told apart from ordinary text and redacting them would garble every line.
+ */
+export function makeRedactor(secrets: Iterable<string>): (text: string) => string {
+  const list = [...new Set([...secrets].filter((s) => s.length >= 3))].sort((a, b) => b.length - a.length);
+  if (list.length === 0) return (text) => text;
+  return (text) => {
+    let out = text;
+    for (const s of list) out = out.split(s).join("[secret]");
+    return out;
+  };
+}
