@@ -1,0 +1,473 @@
+// parseConfig: schema check, then the cross-field rules, reported as one problem per fault with the full
+// Pulumi key ("reprobench:hosts[1].ssh.port"), the bad value (never a secret's) and what is expected.
+import { z } from "zod";
+import {
+  configSchema,
+  type Host,
+  type ReprobenchConfig,
+  SECRET_KEYS,
+  SECRET_PLACEHOLDER,
+  cidrContains,
+  isGitUrl,
+  parseCidr,
+  parseIpv4,
+} from "./config-schema";
+import { ROUTER_MANAGED_FLAGS, SGLANG_MANAGED_FLAGS, hostsWithRole, workerSettings } from "./config-derive";
+
+export const NAMESPACE = "reprobench";
+
+export interface ConfigProblem {
+  /** Full Pulumi config key with a path, e.g. "reprobench:sglang.tp" or "reprobench:hosts[1].ssh.port". */
+  key: string;
+  /** The bad value (or "missing") and what is expected. Never contains a secret's value. */
+  message: string;
+}
+
+export type ParseResult = { ok: true; config: ReprobenchConfig } | { ok: false; problems: ConfigProblem[] };
+
+export interface ParseOptions {
+  /**
+   * Report hosts without an SSH key and a missing proxyUpstream (default true). Off for reviewing a stack
+   * file whose secrets are not set yet (`pulumi preview`, `config validate`); `pulumi up` always needs them.
+   */
+  requireSecrets?: boolean;
+}
+
+type PathPart = string | number;
+
+/** "reprobench:" + a JS-like path: hosts[1].ssh.port. */
+export function configKey(path: readonly PathPart[]): string {
+  let key = "";
+  for (const part of path) key += typeof part === "number" ? `[${part}]` : key === "" ? part : `.${part}`;
+  return key === "" ? NAMESPACE : `${NAMESPACE}:${key}`;
+}
+
+function isSecretPath(path: readonly PathPart[]): boolean {
+  return (SECRET_KEYS as readonly PathPart[]).includes(path[0]);
+}
+
+function valueAt(root: unknown, path: readonly PathPart[]): unknown {
+  let value = root;
+  for (const part of path) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PathPart, unknown>)[part];
+  }
+  return value;
+}
+
+/** Short, single-line rendering of a bad value; secrets are never rendered. */
+export function renderValue(value: unknown, path: readonly PathPart[] = []): string {
+  if (isSecretPath(path)) return "a value (not shown: secret)";
+  if (value === undefined) return "nothing";
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: "a string",
+  number: "a number",
+  integer: "an integer",
+  boolean: "true or false",
+  object: "a mapping",
+  array: "a list",
+  null: "null",
+};
+
+// Turns zod's built-in issues into "expected …" phrases; checks with their own message keep it.
+const errorMap: z.ZodErrorMap = (issue, ctx) => {
+  switch (issue.code) {
+    case z.ZodIssueCode.invalid_type:
+      return { message: `expected ${TYPE_NAMES[issue.expected] ?? issue.expected}` };
+    case z.ZodIssueCode.invalid_literal:
+      return { message: `expected ${JSON.stringify(issue.expected)}` };
+    case z.ZodIssueCode.invalid_enum_value:
+      return { message: `expected one of ${issue.options.map((o) => JSON.stringify(o)).join(", ")}` };
+    case z.ZodIssueCode.too_small: {
+      const op = issue.inclusive ? "≥" : ">";
+      const min = Number(issue.minimum);
+      if (issue.type === "array") return { message: `expected a list with at least ${min} item${min === 1 ? "" : "s"}` };
+      if (issue.type === "string") return { message: `expected a string of at least ${min} character${min === 1 ? "" : "s"}` };
+      return { message: `expected a number ${op} ${min}` };
+    }
+    case z.ZodIssueCode.too_big: {
+      const op = issue.inclusive ? "≤" : "<";
+      const max = Number(issue.maximum);
+      if (issue.type === "array") return { message: `expected a list with at most ${max} items` };
+      if (issue.type === "string") return { message: `expected a string of at most ${max} characters` };
+      return { message: `expected a number ${op} ${max}` };
+    }
+    case z.ZodIssueCode.invalid_string:
+      return { message: `expected a valid ${typeof issue.validation === "string" ? issue.validation : "string"}` };
+    case z.ZodIssueCode.invalid_union:
+      return { message: ctx.defaultError === "Invalid input" ? "expected one of the allowed forms" : ctx.defaultError };
+    default:
+      return { message: ctx.defaultError.startsWith("expected") ? ctx.defaultError : `expected a valid value (${ctx.defaultError})` };
+  }
+};
+
+// Walks the schema along a data path to list the keys an object allows (for unknown-key messages).
+function objectShapeAt(schema: z.ZodTypeAny, path: readonly PathPart[]): Record<string, z.ZodTypeAny> | null {
+  let current: z.ZodTypeAny | undefined = schema;
+  let index = 0;
+  for (let guard = 0; current && guard < 100; guard++) {
+    if (current instanceof z.ZodEffects) current = current.innerType();
+    else if (current instanceof z.ZodDefault) current = current.removeDefault();
+    else if (current instanceof z.ZodOptional || current instanceof z.ZodNullable) current = current.unwrap();
+    else if (index === path.length) return current instanceof z.ZodObject ? (current.shape as Record<string, z.ZodTypeAny>) : null;
+    else if (current instanceof z.ZodObject) current = (current.shape as Record<string, z.ZodTypeAny>)[String(path[index++])];
+    else if (current instanceof z.ZodArray) {
+      current = current.element;
+      index++;
+    } else if (current instanceof z.ZodRecord) {
+      current = current.valueSchema;
+      index++;
+    } else return null;
+  }
+  return null;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const saved = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1));
+      previous = saved;
+    }
+  }
+  return row[b.length];
+}
+
+function unknownKeyProblems(issue: z.ZodIssue & { keys: string[] }): ConfigProblem[] {
+  const allowed = Object.keys(objectShapeAt(configSchema, issue.path) ?? {});
+  return issue.keys.map((k) => {
+    const close = allowed.filter((a) => editDistance(a, k) <= Math.max(1, Math.floor(a.length / 4)));
+    const hint = close.length > 0 ? ` (did you mean ${close.map((c) => `'${c}'`).join(" or ")}?)` : "";
+    return {
+      key: configKey([...issue.path, k]),
+      message: `unknown key${hint}; expected one of: ${allowed.join(", ")}`,
+    };
+  });
+}
+
+function issueProblems(issue: z.ZodIssue, raw: unknown): ConfigProblem[] {
+  if (issue.code === z.ZodIssueCode.unrecognized_keys) return unknownKeyProblems(issue);
+  const value = valueAt(raw, issue.path);
+  const got = value === undefined ? "missing" : `got ${renderValue(value, issue.path)}`;
+  return [{ key: configKey(issue.path), message: `${got}; ${issue.message}` }];
+}
+
+/**
+ * Validates raw stack config (keys without the "reprobench:" prefix; secrets decrypted or "[secret]").
+ * Cross-field rules run only once every value has the right shape.
+ */
+export function parseConfig(raw: Record<string, unknown>, options: ParseOptions = {}): ParseResult {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    return { ok: false, problems: [{ key: NAMESPACE, message: `got ${renderValue(raw)}; expected a mapping of config keys` }] };
+  }
+  const parsed = configSchema.safeParse(raw, { errorMap });
+  if (!parsed.success) return { ok: false, problems: dedupe(parsed.error.issues.flatMap((i) => issueProblems(i, raw))) };
+  const problems = crossFieldProblems(parsed.data);
+  if (options.requireSecrets ?? true) problems.push(...missingSecretProblems(parsed.data));
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, config: parsed.data };
+}
+
+function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const id = `${p.key}\n${p.message}`;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}
+
+// Defence in depth: even a message built from a secret by mistake is masked before printing.
+const PEM_BLOCK = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g;
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@"']*@/gi;
+
+/** One line per problem: "<key>: <bad value>; <expected>". Private keys and URL credentials are masked. */
+export function formatProblems(problems: ConfigProblem[]): string {
+  return problems
+    .map((p) => `${p.key}: ${p.message}`.replace(PEM_BLOCK, "[private key not shown]").replace(URL_USERINFO, "$1***@"))
+    .join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Cross-field rules.
+
+const PEM_PRIVATE_KEY = /^-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----\r?\n[\s\S]+\n-----END [A-Z0-9 ]*PRIVATE KEY-----\s*$/;
+
+/** Every rule that spans more than one value (except missing secrets). Exported for focused tests. */
+export function crossFieldProblems(config: ReprobenchConfig): ConfigProblem[] {
+  return [
+    ...hostProblems(config),
+    ...roleProblems(config),
+    ...gpuProblems(config),
+    ...overrideProblems(config),
+    ...secretProblems(config),
+    ...portProblems(config),
+    ...routerReachProblems(config),
+    ...addressPoolProblems(config),
+    ...managedFlagProblems(config),
+    ...harborProblems(config),
+    ...runProblems(config),
+  ];
+}
+
+const problem = (path: PathPart[], message: string): ConfigProblem => ({ key: configKey(path), message });
+
+function duplicates<T>(items: T[], id: (item: T) => string, report: (index: number, first: number) => ConfigProblem): ConfigProblem[] {
+  const firstIndex = new Map<string, number>();
+  const out: ConfigProblem[] = [];
+  items.forEach((item, index) => {
+    const first = firstIndex.get(id(item));
+    if (first === undefined) firstIndex.set(id(item), index);
+    else out.push(report(index, first));
+  });
+  return out;
+}
+
+function hostProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const hosts = config.hosts;
+  const out = [
+    ...duplicates(hosts, (h) => h.name, (i, f) =>
+      problem(["hosts", i, "name"], `got ${JSON.stringify(hosts[i].name)}; expected a unique host name (hosts[${f}] has it)`)),
+    ...duplicates(hosts, (h) => h.privateIp, (i, f) =>
+      problem(["hosts", i, "privateIp"], `got ${JSON.stringify(hosts[i].privateIp)}; expected a unique private IP (hosts[${f}] has it)`)),
+    ...duplicates(hosts, (h) => `${h.ssh.host.toLowerCase()}:${h.ssh.port}`, (i, f) =>
+      problem(["hosts", i, "ssh"], `got ${hosts[i].ssh.host}:${hosts[i].ssh.port}; expected a unique SSH endpoint host:port (hosts[${f}] has it)`)),
+  ];
+  hosts.forEach((h, i) => {
+    if (h.ssh.hostKey === undefined && h.ssh.hostKeyFile === undefined) {
+      out.push(problem(["hosts", i, "ssh", "hostKey"], "missing; expected exactly one of ssh.hostKey (\"ssh-ed25519 AAAA…\") or ssh.hostKeyFile: host keys are always pinned"));
+    } else if (h.ssh.hostKey !== undefined && h.ssh.hostKeyFile !== undefined) {
+      out.push(problem(["hosts", i, "ssh", "hostKeyFile"], "got both ssh.hostKey and ssh.hostKeyFile; expected exactly one"));
+    }
+  });
+  return out;
+}
+
+function roleProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  for (const role of ["router", "runner"] as const) {
+    const indices = config.hosts.flatMap((h, i) => (h.roles.includes(role) ? [i] : []));
+    if (indices.length === 0) out.push(problem(["hosts"], `no host has the ${role} role; expected exactly one host with role ${role}`));
+    for (const i of indices.slice(1)) {
+      out.push(problem(["hosts", i, "roles"], `got ${JSON.stringify(config.hosts[i].roles)}; expected exactly one host with role ${role}, and ${config.hosts[indices[0]].name} (hosts[${indices[0]}]) already has it`));
+    }
+  }
+  if (hostsWithRole(config, "worker").length === 0) out.push(problem(["hosts"], "no host has the worker role; expected at least one worker"));
+  return out;
+}
+
+/** Config path of a worker setting: the override's key when the override sets it. */
+function settingPath(config: ReprobenchConfig, hostName: string, field: string): PathPart[] {
+  const override = config.sglang.overrides[hostName] as Record<string, unknown> | undefined;
+  return override && override[field] !== undefined ? ["sglang", "overrides", hostName, field] : ["sglang", field];
+}
+
+function gpuProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  config.hosts.forEach((host, i) => {
+    if (!host.roles.includes("worker")) return;
+    const s = workerSettings(config, host.name);
+    if (config.environment === "sim") {
+      if (s.gpus !== "none") {
+        out.push(problem(settingPath(config, host.name, "gpus"), `got ${JSON.stringify(s.gpus)} for worker ${host.name}; expected "none" on environment sim (simulated hosts have no GPUs)`));
+      }
+      return;
+    }
+    if (s.gpus === "none") {
+      out.push(problem(settingPath(config, host.name, "gpus"), `got "none" for worker ${host.name}; expected "all" on environment real (SGLang needs the GPUs)`));
+    }
+    const needed = s.tp * s.dp;
+    if (host.gpus < needed) {
+      out.push(problem(["hosts", i, "gpus"], `got ${host.gpus}; expected at least tp×dp = ${s.tp}×${s.dp} = ${needed} GPUs on worker ${host.name} (environment real)`));
+    }
+  });
+  return out;
+}
+
+function overrideProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const workers = hostsWithRole(config, "worker").map((h) => h.name);
+  return Object.keys(config.sglang.overrides).flatMap((name) =>
+    workers.includes(name)
+      ? []
+      : [problem(["sglang", "overrides", name], `names ${config.hosts.some((h) => h.name === name) ? "a host without the worker role" : "no host"}; expected a worker host: ${workers.join(", ") || "(none)"}`)],
+  );
+}
+
+function secretProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const names = config.hosts.map((h) => h.name);
+  for (const [name, value] of Object.entries(config.sshPrivateKeys)) {
+    if (name !== "default" && !names.includes(name)) {
+      out.push(problem(["sshPrivateKeys", name], `names no host; expected a host name (${names.join(", ")}) or "default"`));
+    }
+    if (value !== SECRET_PLACEHOLDER && !PEM_PRIVATE_KEY.test(value)) {
+      out.push(problem(["sshPrivateKeys", name], "got a value that is not a PEM private key (not shown); expected -----BEGIN … PRIVATE KEY----- … -----END … PRIVATE KEY-----"));
+    }
+  }
+  if (config.proxyUpstream !== undefined && config.proxyUpstream !== SECRET_PLACEHOLDER && !isProxyUrl(config.proxyUpstream)) {
+    out.push(problem(["proxyUpstream"], "got a value that is not a proxy URL (not shown); expected http://[user:password@]host:port (or https, socks5, socks5h)"));
+  }
+  return out;
+}
+
+/** Secrets a `pulumi up` needs: an SSH key for every host, the proxy URL when the proxy is on. */
+export function missingSecretProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  config.hosts.forEach((host, i) => {
+    if (host.ssh.privateKeyFile !== undefined || config.sshPrivateKeys[host.name] !== undefined || config.sshPrivateKeys.default !== undefined) return;
+    out.push(problem(["sshPrivateKeys", host.name], `missing; host ${host.name} needs an SSH private key: pulumi config set --secret --path 'reprobench:sshPrivateKeys.${host.name}' < KEYFILE (or sshPrivateKeys.default, or hosts[${i}].ssh.privateKeyFile)`));
+  });
+  if (config.proxy.enabled && config.proxyUpstream === undefined) {
+    out.push(problem(["proxyUpstream"], "missing; expected the upstream proxy URL because proxy.enabled is true: pulumi config set --secret reprobench:proxyUpstream 'http://HOST:PORT' (or set proxy.enabled: false)"));
+  }
+  return out;
+}
+
+function isProxyUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return ["http:", "https:", "socks5:", "socks5h:"].includes(url.protocol) && url.hostname !== "" && (url.pathname === "" || url.pathname === "/");
+  } catch {
+    return false;
+  }
+}
+
+function portProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  for (const host of config.hosts) {
+    const used: { port: number; path: PathPart[] }[] = [];
+    if (host.roles.includes("worker")) used.push({ port: workerSettings(config, host.name).port, path: settingPath(config, host.name, "port") });
+    if (host.roles.includes("router")) {
+      used.push({ port: config.router.port, path: ["router", "port"] }, { port: config.router.prometheusPort, path: ["router", "prometheusPort"] });
+    }
+    if (host.roles.includes("runner") && config.proxy.enabled) used.push({ port: config.proxy.bridgePort, path: ["proxy", "bridgePort"] });
+    out.push(
+      ...duplicates(used, (u) => String(u.port), (i, f) =>
+        problem(used[i].path, `got ${used[i].port}; expected a port not already taken on host ${host.name} by ${configKey(used[f].path)}`)),
+    );
+  }
+  return out;
+}
+
+function routerReachProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const routers = hostsWithRole(config, "router");
+  const runners = hostsWithRole(config, "runner");
+  if (routers.length !== 1 || runners.length !== 1) return []; // reported by roleProblems
+  const [router, runner] = [routers[0], runners[0]];
+  const bind = config.router.host;
+  const loopback = bind.startsWith("127.");
+  if (bind !== "0.0.0.0" && !loopback && bind !== router.privateIp) {
+    return [problem(["router", "host"], `got ${JSON.stringify(bind)}; expected 127.0.0.1, 0.0.0.0 or the router host's privateIp (${router.privateIp})`)];
+  }
+  if (loopback && router.name !== runner.name) {
+    return [problem(["router", "host"], `got ${JSON.stringify(bind)}; expected an address the runner host ${runner.name} can reach (router host ${router.name}'s privateIp ${router.privateIp} or 0.0.0.0): loopback only works when router and runner share a host`)];
+  }
+  return [];
+}
+
+function addressPoolProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const pools = config.docker.addressPools.map((p) => ({ ...p, cidr: parseCidr(p.base)! }));
+  let networks = 0;
+  pools.forEach((pool, i) => {
+    if (pool.size < pool.cidr.prefix) {
+      out.push(problem(["docker", "addressPools", i, "size"], `got ${pool.size}; expected a prefix length ≥ ${pool.cidr.prefix} (networks are carved out of ${pool.base})`));
+      return;
+    }
+    networks += 2 ** (pool.size - pool.cidr.prefix);
+    for (let j = 0; j < i; j++) {
+      const other = pools[j].cidr;
+      if (cidrContains(other, pool.cidr.network) || cidrContains(pool.cidr, other.network)) {
+        out.push(problem(["docker", "addressPools", i, "base"], `got ${JSON.stringify(pool.base)}; expected a range that does not overlap docker.addressPools[${j}] (${pools[j].base})`));
+      }
+    }
+    for (const host of config.hosts) {
+      const ip = parseIpv4(host.privateIp)!;
+      if (cidrContains(pool.cidr, ip)) {
+        out.push(problem(["docker", "addressPools", i, "base"], `got ${JSON.stringify(pool.base)}; expected a range that does not contain host ${host.name}'s privateIp ${host.privateIp}`));
+      }
+    }
+  });
+  // Harbor makes one network per running trial (seed: "all predefined address pools have been fully subnetted").
+  if (out.length === 0 && networks < config.run.nConcurrentTrials) {
+    out.push(problem(["docker", "addressPools"], `provide ${networks} networks; expected at least run.nConcurrentTrials = ${config.run.nConcurrentTrials} (one network per running trial)`));
+  }
+  return out;
+}
+
+function flagName(arg: string): string {
+  return arg.split("=")[0];
+}
+
+function managedFlagProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const check = (args: string[] | undefined, managed: string[], path: PathPart[]) =>
+    (args ?? []).forEach((arg, i) => {
+      if (managed.includes(flagName(arg))) {
+        out.push(problem([...path, i], `got ${JSON.stringify(arg)}; expected a flag no config key sets (${flagName(arg)} comes from ${path.slice(0, -1).map(String).join(".")} settings)`));
+      }
+    });
+  check(config.sglang.extraArgs, SGLANG_MANAGED_FLAGS, ["sglang", "extraArgs"]);
+  for (const [name, override] of Object.entries(config.sglang.overrides)) check(override.extraArgs, SGLANG_MANAGED_FLAGS, ["sglang", "overrides", name, "extraArgs"]);
+  check(config.router.extraArgs, ROUTER_MANAGED_FLAGS, ["router", "extraArgs"]);
+  return out;
+}
+
+function harborProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const h = config.harbor;
+  const out: ConfigProblem[] = [];
+  if (isGitUrl(h.datasetRepo)) {
+    if (h.datasetCommit === null) out.push(problem(["harbor", "datasetCommit"], "missing; expected the 40-character commit to pin the git dataset to"));
+  } else {
+    if (h.datasetRepo.startsWith("/") || h.datasetRepo.startsWith("~") || h.datasetRepo.split("/").includes("..")) {
+      out.push(problem(["harbor", "datasetRepo"], `got ${JSON.stringify(h.datasetRepo)}; expected a git URL or a directory inside this project (relative, no '..')`));
+    }
+    if (h.datasetCommit !== null) {
+      out.push(problem(["harbor", "datasetCommit"], `got ${JSON.stringify(h.datasetCommit)}; expected null: datasetRepo ${JSON.stringify(h.datasetRepo)} is a project directory, not a git URL`));
+    }
+  }
+  if (Number(h.pythonVersion.split(".")[1]) < 12) {
+    out.push(problem(["harbor", "pythonVersion"], `got ${JSON.stringify(h.pythonVersion)}; expected 3.12 or newer (Harbor requires Python ≥ 3.12)`));
+  }
+  return out;
+}
+
+const MODEL_FREE_AGENTS = ["oracle", "nop"];
+
+function runProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const run = config.run;
+  const out: ConfigProblem[] = [];
+  if (run.nConcurrentAgents !== null && run.nConcurrentAgents > run.nConcurrentTrials) {
+    out.push(problem(["run", "nConcurrentAgents"], `got ${run.nConcurrentAgents}; expected ≤ run.nConcurrentTrials (${run.nConcurrentTrials}): Harbor rejects agents[].n_concurrent above n_concurrent_trials`));
+  }
+  if (!MODEL_FREE_AGENTS.includes(run.agent)) {
+    const served = config.sglang.servedModelName;
+    const slash = run.modelName.indexOf("/");
+    if (slash <= 0 || run.modelName.slice(slash + 1) !== served) {
+      out.push(problem(["run", "modelName"], `got ${JSON.stringify(run.modelName)}; expected <provider>/${served} (the router serves sglang.servedModelName), e.g. "openai/${served}"`));
+    }
+  }
+  const workers: Host[] = hostsWithRole(config, "worker");
+  if (workers.length > 0) {
+    const context = Math.min(...workers.map((w) => workerSettings(config, w.name).contextLength));
+    if (run.modelInfo.maxInputTokens > context) {
+      out.push(problem(["run", "modelInfo", "maxInputTokens"], `got ${run.modelInfo.maxInputTokens}; expected ≤ the workers' contextLength (${context})`));
+    }
+    if (run.modelInfo.maxOutputTokens > context) {
+      out.push(problem(["run", "modelInfo", "maxOutputTokens"], `got ${run.modelInfo.maxOutputTokens}; expected ≤ the workers' contextLength (${context})`));
+    }
+  }
+  return out;
+}

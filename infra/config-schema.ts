@@ -1,0 +1,535 @@
+// The typed stack configuration (Pulumi namespace `reprobench`). Pure: no Pulumi, no filesystem, so the CLI
+// and the tests can validate a stack file without the engine. Every default reproduces the final run of
+// seed 000 (2 × 8×A100, Qwen3.8-27B, SGLang TP4×DP2 per host, Harbor 0.21.0 + Terminus-2, 89 tasks, c25/a20,
+// agent timeout 6×, agent setup timeout 5×). Cross-field rules live in config-parse.ts.
+import { z } from "zod";
+
+export const HOST_ROLES = ["worker", "router", "runner"] as const;
+export type HostRole = (typeof HOST_ROLES)[number];
+
+/** What readStackFile puts in place of an encrypted (`secure:`) value. */
+export const SECRET_PLACEHOLDER = "[secret]";
+
+/** Top-level keys whose values are secrets: never printed, wrapped in pulumi.secret at run time. */
+export const SECRET_KEYS = ["sshPrivateKeys", "proxyUpstream"] as const;
+
+// ---------------------------------------------------------------------------------------------------------
+// Small value checks, exported because the cross-field rules and the Pulumi loader reuse them.
+
+const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+const HOSTNAME = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
+const GIT_SHA1 = /^[0-9a-f]{40}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const CONTAINER_USER = /^(ssh-user|[A-Za-z0-9_][A-Za-z0-9_.-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?)$/;
+// Docker reference: [registry[:port]/]path[:tag][@sha256:digest] (lower-case path components).
+const IMAGE_REF =
+  /^(?:[A-Za-z0-9.-]+(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$/;
+const SSH_KEY_TYPES = [
+  "ssh-ed25519",
+  "ssh-rsa",
+  "ecdsa-sha2-nistp256",
+  "ecdsa-sha2-nistp384",
+  "ecdsa-sha2-nistp521",
+  "sk-ssh-ed25519@openssh.com",
+  "sk-ecdsa-sha2-nistp256@openssh.com",
+];
+
+/** Parses dotted-quad IPv4 into a 32-bit unsigned number, or null. */
+export function parseIpv4(text: string): number | null {
+  const parts = text.split(".");
+  if (parts.length !== 4) return null;
+  let value = 0;
+  for (const part of parts) {
+    if (!/^(0|[1-9][0-9]{0,2})$/.test(part)) return null;
+    const octet = Number(part);
+    if (octet > 255) return null;
+    value = value * 256 + octet;
+  }
+  return value;
+}
+
+/** Parses "a.b.c.d/n" into network address and prefix; null when malformed or host bits are set. */
+export function parseCidr(text: string): { network: number; prefix: number } | null {
+  const match = /^([0-9.]+)\/([0-9]{1,2})$/.exec(text);
+  if (!match) return null;
+  const address = parseIpv4(match[1]);
+  const prefix = Number(match[2]);
+  if (address === null || prefix > 32) return null;
+  const size = 2 ** (32 - prefix);
+  if (address % size !== 0) return null;
+  return { network: address, prefix };
+}
+
+/** True when the IPv4 number lies inside the CIDR. */
+export function cidrContains(cidr: { network: number; prefix: number }, address: number): boolean {
+  const size = 2 ** (32 - cidr.prefix);
+  return address >= cidr.network && address < cidr.network + size;
+}
+
+/**
+ * Checks an OpenSSH public key line ("ssh-ed25519 AAAA… [comment]", the authorized_keys / .pub format):
+ * known type, base64 blob whose embedded type name matches. Returns what is wrong, or null.
+ */
+export function checkPublicKeyLine(line: string): string | null {
+  const parts = line.trim().split(/\s+/);
+  if (parts.length < 2) return "expected '<type> <base64>' as in a .pub file";
+  const [type, blob] = parts;
+  if (!SSH_KEY_TYPES.includes(type)) return `unknown key type '${type}' (expected ${SSH_KEY_TYPES.join(", ")})`;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(blob)) return "the key blob is not base64";
+  const bytes = Buffer.from(blob, "base64");
+  if (bytes.length < 4) return "the key blob is too short";
+  const nameLength = bytes.readUInt32BE(0);
+  if (nameLength + 4 > bytes.length || bytes.subarray(4, 4 + nameLength).toString("latin1") !== type) {
+    return `the key blob does not encode a ${type} key`;
+  }
+  return null;
+}
+
+/** A git remote (https/ssh/git/file URL or scp-like user@host:path) as opposed to a local directory. */
+export function isGitUrl(text: string): boolean {
+  return /^(https?|ssh|git|file):\/\//.test(text) || /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:/.test(text);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Field schemas. Messages are the "expected …" half of a problem; config-parse.ts adds the key and bad value.
+
+const port = z
+  .number()
+  .int({ message: "expected a TCP port (integer 1–65535)" })
+  .min(1, { message: "expected a TCP port (integer 1–65535)" })
+  .max(65535, { message: "expected a TCP port (integer 1–65535)" });
+const positiveInt = z.number().int().min(1);
+const nonNegativeInt = z.number().int().min(0);
+const sha256 = z
+  .string()
+  .regex(SHA256_HEX, { message: "expected a sha256 digest (64 hex characters)" })
+  .transform((s) => s.toLowerCase());
+/** Absolute path on a cluster host. */
+const hostPath = z
+  .string()
+  .regex(/^\/[^\0\n]*$/, { message: "expected an absolute path on the host (starting with '/')" });
+/** Path on the machine running Pulumi: relative to the project directory, absolute, or ~/… */
+const localPath = z.string().regex(/^[^\0\n]+$/, { message: "expected a file path" });
+const imageRef = z
+  .string()
+  .regex(IMAGE_REF, { message: "expected a docker image reference such as lmsysorg/sglang:v0.5.23-runtime" })
+  .refine((s) => s.includes("@sha256:") || /:[^/]+$/.test(s), {
+    message: "expected an image pinned by tag or @sha256 digest (name:tag or name@sha256:…)",
+  });
+const ipv4 = z.string().refine((s) => parseIpv4(s) !== null, { message: "expected an IPv4 address (a.b.c.d)" });
+const envMap = z.record(
+  z.string().regex(ENV_NAME, { message: "expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*)" }),
+  z.string(),
+);
+const containerUser = z.string().regex(CONTAINER_USER, {
+  message: "expected 'ssh-user' (the SSH login's uid:gid, as the manual's $(id -u):$(id -g)) or uid[:gid]",
+});
+const containerName = z
+  .string()
+  .regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, { message: "expected a docker container name ([a-zA-Z0-9][a-zA-Z0-9_.-]*)" });
+const ULIMIT_NAMES = [
+  "core", "cpu", "data", "fsize", "locks", "memlock", "msgqueue", "nice",
+  "nofile", "nproc", "rss", "rtprio", "rttime", "sigpending", "stack",
+] as const;
+/** docker --ulimit: a single integer sets soft = hard (-1 = unlimited). */
+const ulimits = z.record(
+  z.enum(ULIMIT_NAMES),
+  z.union([z.number().int().min(-1), z.object({ soft: z.number().int().min(-1), hard: z.number().int().min(-1) }).strict()], {
+    errorMap: () => ({ message: "expected an integer (-1 = unlimited) or { soft, hard }" }),
+  }),
+);
+const multiplier = z.number().positive({ message: "expected a number > 0" });
+
+// ---------------------------------------------------------------------------------------------------------
+// Hosts
+
+const sshSchema = z
+  .object({
+    /** Address the control machine SSHes to (DNS name or IP). */
+    host: z.string().refine((s) => HOSTNAME.test(s) || parseIpv4(s) !== null || /^[0-9a-fA-F:]+:[0-9a-fA-F:]*$/.test(s), {
+      message: "expected a DNS name or IP address",
+    }),
+    port: port.default(22),
+    user: z.string().regex(/^[a-z_][a-z0-9_-]*\$?$/, { message: "expected a unix user name" }).default("root"),
+    /** Pinned host key, authorized_keys format ("ssh-ed25519 AAAA…"). Exactly one of hostKey/hostKeyFile. */
+    hostKey: z
+      .string()
+      .superRefine((s, ctx) => {
+        const problem = checkPublicKeyLine(s);
+        if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected an OpenSSH public key line: ${problem}` });
+      })
+      .optional(),
+    /** File holding the pinned host key (.pub format), relative to the project directory. */
+    hostKeyFile: localPath.optional(),
+    /** Private key file read at run time and treated as a secret (else sshPrivateKeys supplies the key). */
+    privateKeyFile: localPath.optional(),
+  })
+  .strict();
+
+export const hostSchema = z
+  .object({
+    /** DNS label; also names the host's containers and its entry in sglang.overrides / sshPrivateKeys. */
+    name: z.string().regex(DNS_LABEL, { message: "expected a DNS label (a-z, 0-9, '-', at most 63 characters)" }),
+    ssh: sshSchema,
+    /** IPv4 the other hosts use to reach this one (workers listen here; the router dials it). */
+    privateIp: ipv4,
+    /** worker = runs SGLang; router = runs sglang-router; runner = runs Harbor and the task containers. */
+    roles: z
+      .array(z.enum(HOST_ROLES))
+      .min(1, { message: "expected at least one role of worker, router, runner" })
+      .refine((r) => new Set(r).size === r.length, { message: "expected each role at most once" }),
+    /** GPUs on the host (0 on simulated hosts). */
+    gpus: nonNegativeInt,
+  })
+  .strict();
+
+// ---------------------------------------------------------------------------------------------------------
+// SGLang workers. Flag names follow `sglang serve --help` (reference sglang.md §1.2).
+
+/** Settings one worker may override (sglang.overrides.<host>). */
+const sglangWorkerShape = {
+  /** Image with tag or digest. Seed: SGLANG_IMAGE=lmsysorg/sglang:latest-runtime (pin a tag for real runs). */
+  image: imageRef.default("lmsysorg/sglang:latest-runtime"),
+  /** "sglang serve" (seed) or the older "python3 -m sglang.launch_server"; the flags are identical. */
+  launcher: z.enum(["sglang serve", "python3 -m sglang.launch_server"]).default("sglang serve"),
+  /** Container name = prefix + host name (seed: qwen38-worker-a). */
+  containerNamePrefix: z
+    .string()
+    .regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$|^$/, { message: "expected a docker container name prefix" })
+    .default("qwen38-"),
+  /** Checkpoint directory on the host, mounted read-only (seed: $WORKSPACE/models/Qwen3.8-27B). */
+  modelPath: hostPath.default("/var/lib/reprobench/models/Qwen3.8-27B"),
+  /** Where the checkpoint appears in the container; passed as --model-path. */
+  modelMountPath: hostPath.default("/models/Qwen3.8-27B"),
+  /** --host: "privateIp" binds the host's privateIp (seed: --host $WORKER_IP); "0.0.0.0" binds all. */
+  bindAddress: z.enum(["privateIp", "0.0.0.0"]).default("privateIp"),
+  /** --port (seed: WORKER_PORT=30001). */
+  port: port.default(30001),
+  /** --tp-size (seed: 4). */
+  tp: positiveInt.default(4),
+  /** --dp-size (seed: 2 → two replicas per host). */
+  dp: positiveInt.default(2),
+  /** --context-length (seed: 262144). */
+  contextLength: positiveInt.default(262144),
+  /** --max-running-requests per replica (seed: 5, 20 over four replicas). */
+  maxRunningRequests: positiveInt.default(5),
+  /** --max-mamba-cache-size per replica (seed: 25); null = SGLang decides. */
+  maxMambaCacheSize: positiveInt.nullable().default(25),
+  /** --mem-fraction-static (seed: 0.90). */
+  memFractionStatic: z
+    .number()
+    .gt(0, { message: "expected a fraction in (0, 1]" })
+    .lte(1, { message: "expected a fraction in (0, 1]" })
+    .default(0.9),
+  /** --reasoning-parser (seed: qwen3); null omits the flag. */
+  reasoningParser: z.string().min(1).nullable().default("qwen3"),
+  /** --tool-call-parser (seed: qwen3_coder); null omits the flag. */
+  toolCallParser: z.string().min(1).nullable().default("qwen3_coder"),
+  /** Further `sglang serve` arguments, appended verbatim (flags set by the keys above are refused). */
+  extraArgs: z.array(z.string()).default([]),
+  /** docker --gpus: "all" on real hosts (seed), "none" on simulated hosts. */
+  gpus: z.enum(["all", "none"]).default("all"),
+  /** docker --user (seed: $(id -u):$(id -g) of the SSH user). */
+  user: containerUser.default("ssh-user"),
+  /** docker --ipc (seed: host). */
+  ipc: z.enum(["host", "private", "shareable"]).default("host"),
+  /** docker --ulimit (seed: memlock=-1, stack=67108864). */
+  ulimits: ulimits.default({ memlock: -1, stack: 67108864 }),
+  /** docker --shm-size in MiB; null leaves docker's default (the seed relies on --ipc host). */
+  shmSizeMb: positiveInt.nullable().default(null),
+  /** docker --env (seed: HOME=/tmp, HF_HOME=/tmp/huggingface). */
+  env: envMap.default({ HOME: "/tmp", HF_HOME: "/tmp/huggingface" }),
+  /** docker --stop-timeout in seconds (seed: 30). */
+  stopTimeoutSecs: nonNegativeInt.default(30),
+  /** How long to wait for /health = 200 after start (weights + CUDA graphs take a while). */
+  readyTimeoutMinutes: positiveInt.default(45),
+};
+
+const sglangWorkerSchema = z.object(sglangWorkerShape).strict();
+/** A partial set of worker settings for one host; shallow merge (a given env/ulimits replaces the whole map). */
+export const sglangOverrideSchema = sglangWorkerSchema.partial().strict();
+
+export const sglangSchema = z
+  .object({
+    ...sglangWorkerShape,
+    /** --served-model-name; the router and Harbor address the model by this name (seed: Qwen/Qwen3.8-27B). */
+    servedModelName: z.string().min(1).default("Qwen/Qwen3.8-27B"),
+    /** Per-host partial settings, e.g. { worker-b: { maxRunningRequests: 4 } }. Keys must be worker hosts. */
+    overrides: z.record(z.string(), sglangOverrideSchema).default({}),
+  })
+  .strict();
+
+// ---------------------------------------------------------------------------------------------------------
+// Router (sglang-router 0.3.2 flags, reference sglang.md §3.2).
+
+export const routerSchema = z
+  .object({
+    /** Image to run the router in; null = sglang.image (the seed runs it in the SGLang image). */
+    image: imageRef.nullable().default(null),
+    /** Entry point (seed: python3 -m sglang_router.launch_router). */
+    launcher: z
+      .enum(["python3 -m sglang_router.launch_router", "sglang-router launch", "python3 -m smg.launch_router", "smg launch"])
+      .default("python3 -m sglang_router.launch_router"),
+    /** Container name (seed: qwen38-global-router). */
+    containerName: containerName.default("qwen38-global-router"),
+    /** --host bind address (seed: 127.0.0.1: only Harbor on the same host talks to it). */
+    host: ipv4.default("127.0.0.1"),
+    /** --port (seed: ROUTER_PORT=30000). */
+    port: port.default(30000),
+    /** --policy (seed: cache_aware). */
+    policy: z.enum(["random", "round_robin", "cache_aware", "power_of_two", "manual"]).default("cache_aware"),
+    /** --dp-aware (seed: on): route to each worker's DP ranks individually. */
+    dpAware: z.boolean().default(true),
+    /** --balance-abs-threshold (seed: 1). */
+    balanceAbsThreshold: nonNegativeInt.default(1),
+    /** --balance-rel-threshold (seed: 1.2). */
+    balanceRelThreshold: z.number().min(1, { message: "expected a ratio ≥ 1" }).default(1.2),
+    /** --worker-startup-timeout-secs (router default 1800; the seed starts the router after all workers are healthy). */
+    workerStartupTimeoutSecs: positiveInt.default(1800),
+    /** --request-timeout-secs (router default 1800 caps one generation; 65536-token answers can be long). */
+    requestTimeoutSecs: positiveInt.default(1800),
+    /** --prometheus-port: the 0.3.2 CLI always binds 0.0.0.0:<this> (default 29000). */
+    prometheusPort: port.default(29000),
+    /** docker --user (seed: $(id -u):$(id -g)). */
+    user: containerUser.default("ssh-user"),
+    /** docker --env (seed: HOME=/tmp). */
+    env: envMap.default({ HOME: "/tmp" }),
+    /** docker --ulimit (seed: nofile=65536:65536). */
+    ulimits: ulimits.default({ nofile: { soft: 65536, hard: 65536 } }),
+    /** Mount sglang.modelPath read-only at sglang.modelMountPath so the router loads the tokenizer (seed does). */
+    mountModel: z.boolean().default(true),
+    /** docker stop --time for the router (seed: 180). */
+    stopTimeoutSecs: nonNegativeInt.default(180),
+    /** Further router arguments, appended verbatim (flags set by the keys above are refused). */
+    extraArgs: z.array(z.string()).default([]),
+  })
+  .strict();
+
+// ---------------------------------------------------------------------------------------------------------
+// Docker daemon (seed: "为高并发任务准备 Docker network pools").
+
+export const addressPoolSchema = z
+  .object({
+    /** Base network, e.g. 172.18.0.0/15 (seed). */
+    base: z.string().refine((s) => parseCidr(s) !== null, {
+      message: "expected an IPv4 CIDR with no host bits set, e.g. 172.18.0.0/15",
+    }),
+    /** Prefix length of each network carved from base (seed: 24). */
+    size: z
+      .number()
+      .int()
+      .min(1, { message: "expected a prefix length 1–30" })
+      .max(30, { message: "expected a prefix length 1–30 (smaller networks have no room for containers)" }),
+  })
+  .strict();
+
+export const dockerSchema = z
+  .object({
+    /** daemon.json "default-address-pools" (seed: [{ base: 172.18.0.0/15, size: 24 }]). */
+    addressPools: z.array(addressPoolSchema).min(1).default([{ base: "172.18.0.0/15", size: 24 }]),
+    /** The daemon configuration file that gets the pools merged in (other keys are preserved). */
+    daemonConfigPath: hostPath.default("/etc/docker/daemon.json"),
+    /** When dockerd is restarted after daemon.json changes: "when-idle" refuses while containers run; "never" only writes the file. */
+    restartPolicy: z.enum(["when-idle", "never"]).default("when-idle"),
+    /** Restart dockerd even when containers are running (the seed: only with everything stopped). */
+    forceRestart: z.boolean().default(false),
+    /** On destroy, put the backed-up daemon.json back (and restart under the same policy). */
+    restoreOnDestroy: z.boolean().default(true),
+    /** Networks created and removed after a restart to prove the pools work (the seed created 64). */
+    verifyNetworks: z.number().int().min(0).max(4096).default(8),
+  })
+  .strict();
+
+// ---------------------------------------------------------------------------------------------------------
+// Proxy bridge (seed: socat from the docker bridge gateway to a loopback proxy on the runner host).
+
+export const proxySchema = z
+  .object({
+    /** Expose the upstream proxy (secret key proxyUpstream) to task containers. */
+    enabled: z.boolean().default(true),
+    /** Port on the docker bridge gateway that task containers use (seed: PROXY_BRIDGE_PORT=27891). */
+    bridgePort: port.default(27891),
+    /** Name task containers use for the host (seed: host.docker.internal via extra_hosts host-gateway). */
+    containerHost: z.string().regex(HOSTNAME, { message: "expected a host name" }).default("host.docker.internal"),
+    /** NO_PROXY / no_proxy inside task containers (seed: 127.0.0.1,localhost). */
+    noProxy: z.array(z.string().min(1)).default(["127.0.0.1", "localhost"]),
+  })
+  .strict();
+
+// ---------------------------------------------------------------------------------------------------------
+// Tool bundle (seed: "为 task containers 准备 tmux 和 asciinema").
+
+export const toolBundleSchema = z
+  .object({
+    /** Build the bundle on the runner and mount it into every task container. */
+    enabled: z.boolean().default(true),
+    /** Bundle directory on the runner host (seed: $WORKSPACE/harbor-tools-amd64). */
+    hostDir: hostPath.default("/var/lib/reprobench/harbor-tools-amd64"),
+    /** Mount point in task containers (seed: /opt/harbor-tools; wrappers also bind over /usr/bin/{tmux,asciinema}). */
+    mountPath: hostPath.default("/opt/harbor-tools"),
+    /** asciinema wheel version (seed: 2.4.0). */
+    asciinemaVersion: z.string().regex(/^\d+(\.\d+)*$/, { message: "expected a version such as 2.4.0" }).default("2.4.0"),
+    /** sha256 of the asciinema wheel (seed: ASCIINEMA_SHA256). */
+    asciinemaSha256: sha256.default("249ccf108509d643ddaf38979dac48c99e9e251f597173d8553a30d7a6423104"),
+    /** Where the wheel comes from (seed: files.pythonhosted.org). */
+    asciinemaWheelUrl: z
+      .string()
+      .url({ message: "expected a URL" })
+      .default(
+        "https://files.pythonhosted.org/packages/55/72/d79812aa210d411f7659fde4bbb1d5ef0e80950ff70f98bfdc57e12787dc/asciinema-2.4.0-py3-none-any.whl",
+      ),
+    /** tmux comes from the runner host with its shared libraries (the seed copies $(command -v tmux)). */
+    tmux: z.enum(["host"]).default("host"),
+  })
+  .strict();
+
+// ---------------------------------------------------------------------------------------------------------
+// Harbor (installed on the runner host).
+
+export const harborSchema = z
+  .object({
+    /** Harbor release (seed: 0.21.0). */
+    version: z.string().regex(/^\d+\.\d+\.\d+([a-z0-9.+-]*)$/, { message: "expected a version such as 0.21.0" }).default("0.21.0"),
+    /** sha256 of harbor-<version>-py3-none-any.whl (seed: HARBOR_WHEEL_SHA256). */
+    wheelSha256: sha256.default("c77d779a03f1a9e8ecb3c449e17f39a9728b82238832f1fd28632eb9426c0a21"),
+    /** Virtualenv on the runner (seed: $WORKSPACE/.venv-harbor-0.21.0). */
+    venv: hostPath.default("/var/lib/reprobench/.venv-harbor-0.21.0"),
+    /** Python for the venv (seed: uv python install 3.13; Harbor needs ≥ 3.12). */
+    pythonVersion: z.string().regex(/^3\.\d+$/, { message: "expected a Python minor version such as 3.13" }).default("3.13"),
+    /** Task repository: a git URL (pinned by datasetCommit), or a directory in this project copied to the runner (the sim dataset). */
+    datasetRepo: z.string().min(1).default("https://github.com/harbor-framework/terminal-bench-2-1.git"),
+    /** Commit to check out (seed: 7131e437…); null for a project directory. */
+    datasetCommit: z
+      .string()
+      .regex(GIT_SHA1, { message: "expected a full 40-character lower-case git commit id" })
+      .nullable()
+      .default("7131e4375048a0e408a8fb404b5f499d726b695b"),
+    /** Where the dataset lives on the runner (seed: $TB21_ROOT). */
+    datasetDir: hostPath.default("/var/lib/reprobench/terminal-bench-2-1"),
+    /** Directory of task directories inside datasetDir (seed: tasks); "" when the tasks sit at the top. */
+    datasetTasksSubdir: z
+      .string()
+      .regex(/^$|^[^/\0\n][^\0\n]*$/, { message: "expected a relative directory (or empty)" })
+      .default("tasks"),
+    /** Number of task.toml files the dataset must contain (Terminal-Bench 2.1: 89). */
+    expectedTaskCount: positiveInt.default(89),
+    /** --jobs-dir, absolute so resume does not depend on the working directory (seed: $WORKSPACE/results). */
+    jobsDir: hostPath.default("/var/lib/reprobench/jobs"),
+    /** Directory for the rendered job config, compose override and logs (seed: $WORKSPACE). */
+    workDir: hostPath.default("/var/lib/reprobench"),
+  })
+  .strict();
+
+// ---------------------------------------------------------------------------------------------------------
+// The benchmark run (rendered into Harbor's job config; field names in harbor.md §2).
+
+export const runSchema = z
+  .object({
+    /** Launch `harbor run` on `pulumi up`; off by default so standing the cluster up never starts a 7-hour job. */
+    enabled: z.boolean().default(false),
+    /** Keep `pulumi up` open until the job's result.json has finished_at. */
+    waitForCompletion: z.boolean().default(false),
+    /** Harbor agent name (seed: terminus-2; "oracle" and "nop" need no model). */
+    agent: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, { message: "expected a Harbor agent name such as terminus-2" }).default("terminus-2"),
+    /** agents[].model_name, LiteLLM style provider/model (seed: openai/Qwen/Qwen3.8-27B). */
+    modelName: z.string().min(1).default("openai/Qwen/Qwen3.8-27B"),
+    /** n_concurrent_trials (seed: 25, the "c25"). */
+    nConcurrentTrials: positiveInt.default(25),
+    /** agents[].n_concurrent, concurrent agent phases (seed: 20, the "a20"); null = no cap. */
+    nConcurrentAgents: positiveInt.nullable().default(20),
+    /** n_attempts per task. */
+    nAttempts: positiveInt.default(1),
+    /** retry.max_retries (Harbor default 0). */
+    maxRetries: nonNegativeInt.default(0),
+    /** timeout_multiplier, the fallback for the unset multipliers below (Harbor default 1.0). */
+    timeoutMultiplier: multiplier.default(1.0),
+    /** agent_timeout_multiplier (seed: 6.0, the "6×"). */
+    agentTimeoutMultiplier: multiplier.nullable().default(6.0),
+    /** agent_setup_timeout_multiplier (seed: 5.0). */
+    agentSetupTimeoutMultiplier: multiplier.nullable().default(5.0),
+    /** verifier_timeout_multiplier (seed: unset → timeoutMultiplier). */
+    verifierTimeoutMultiplier: multiplier.nullable().default(null),
+    /** environment_build_timeout_multiplier (seed: unset). */
+    environmentBuildTimeoutMultiplier: multiplier.nullable().default(null),
+    /** environment.cpu_enforcement_policy / memory_enforcement_policy (seed: auto = docker limits). */
+    cpuEnforcementPolicy: z.enum(["auto", "limit", "request", "guarantee", "ignore"]).default("auto"),
+    memoryEnforcementPolicy: z.enum(["auto", "limit", "request", "guarantee", "ignore"]).default("auto"),
+    /** Terminus-2 record_terminal_session (seed: true; needs asciinema in the container). */
+    recordTerminalSession: z.boolean().default(true),
+    sampling: z
+      .object({
+        /** kwargs.temperature (seed: 1.0); null leaves it unset. */
+        temperature: z.number().min(0).max(2).nullable().default(1.0),
+        /** kwargs.llm_call_kwargs.top_p (seed: 0.95). */
+        topP: z.number().gt(0, { message: "expected a probability in (0, 1]" }).lte(1, { message: "expected a probability in (0, 1]" }).nullable().default(0.95),
+        /** llm_call_kwargs.top_k (seed: not set). */
+        topK: positiveInt.nullable().default(null),
+        /** More llm_call_kwargs, passed through verbatim. */
+        extraCallKwargs: z.record(z.string(), z.unknown()).default({}),
+      })
+      .strict()
+      .default({}),
+    /** kwargs.model_info, registered with LiteLLM by Terminus-2. */
+    modelInfo: z
+      .object({
+        maxInputTokens: positiveInt.default(262144),
+        maxOutputTokens: positiveInt.default(65536),
+        inputCostPerToken: z.number().min(0).default(0),
+        outputCostPerToken: z.number().min(0).default(0),
+      })
+      .strict()
+      .default({}),
+    /** Which tasks run: include/exclude are task directory names or globs (-i / -x); nTasks caps the count (-l). */
+    taskFilter: z
+      .object({
+        include: z.array(z.string().min(1)).default([]),
+        exclude: z.array(z.string().min(1)).default([]),
+        nTasks: positiveInt.nullable().default(null),
+      })
+      .strict()
+      .default({}),
+    /** Job name = prefix + "-" + UTC timestamp (seed: qwen38-terminus2-tb21-full89-c25-a20-agent6x-YYYYmmdd-HHMMSS). */
+    jobNamePrefix: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { message: "expected letters, digits, '.', '_' or '-'" })
+      .default("qwen38-terminus2-tb21-full89-c25-a20-agent6x"),
+    /** More agent kwargs, passed through verbatim (no secrets: Harbor writes kwargs to config.json). */
+    extraAgentKwargs: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
+
+// ---------------------------------------------------------------------------------------------------------
+// The whole environment.
+
+export const configSchema = z
+  .object({
+    /** "real": GPU hosts run SGLang. "sim": containers without GPUs run the SGLang test double. */
+    environment: z.enum(["real", "sim"]).default("real"),
+    /** Every machine of the cluster, any number ≥ 1. */
+    hosts: z.array(hostSchema).min(1, { message: "expected at least one host" }),
+    /** SECRET. Host name (or "default") → private key PEM; set with `pulumi config set --secret --path`. */
+    sshPrivateKeys: z.record(z.string(), z.string()).default({}),
+    sglang: sglangSchema.default({}),
+    router: routerSchema.default({}),
+    docker: dockerSchema.default({}),
+    proxy: proxySchema.default({}),
+    /** SECRET. Upstream HTTP proxy URL as seen from the runner host (may carry credentials). */
+    proxyUpstream: z.string().optional(),
+    toolBundle: toolBundleSchema.default({}),
+    harbor: harborSchema.default({}),
+    run: runSchema.default({}),
+  })
+  .strict()
+  // Resolve "same as …" defaults so consumers never see null where a value is implied.
+  .transform((c) => ({ ...c, router: { ...c.router, image: c.router.image ?? c.sglang.image } }));
+
+/** The fully defaulted configuration. */
+export type ReprobenchConfig = z.infer<typeof configSchema>;
+/** What a stack file may contain (everything with a default is optional). */
+export type ReprobenchConfigInput = z.input<typeof configSchema>;
+export type Host = ReprobenchConfig["hosts"][number];
+export type SglangConfig = ReprobenchConfig["sglang"];
+export type SglangOverride = z.infer<typeof sglangOverrideSchema>;
+export type RouterConfig = ReprobenchConfig["router"];
+export type RunConfig = ReprobenchConfig["run"];

@@ -1,0 +1,55 @@
+// Reads a Pulumi.<stack>.yaml without the engine: keeps the reprobench:* keys (prefix stripped) and
+// replaces encrypted values ({ secure: … }) by "[secret]" so they can be validated but never decrypted.
+import { readFileSync } from "node:fs";
+import { parseDocument } from "yaml";
+import { SECRET_PLACEHOLDER } from "./config-schema";
+import { NAMESPACE } from "./config-parse";
+
+function isSecureValue(value: unknown): boolean {
+  return (
+    value !== null &&
+    typeof value === "object" &&
+    !Array.isArray(value) &&
+    Object.keys(value).length === 1 &&
+    typeof (value as Record<string, unknown>).secure === "string"
+  );
+}
+
+/** Replaces every { secure: "v1:…" } leaf with the placeholder. */
+export function maskSecureValues(value: unknown): unknown {
+  if (isSecureValue(value)) return SECRET_PLACEHOLDER;
+  if (Array.isArray(value)) return value.map(maskSecureValues);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskSecureValues(v)]));
+  }
+  return value;
+}
+
+/** Extracts the reprobench:* keys from parsed stack-file YAML (other namespaces are ignored). */
+export function stackConfigFromYaml(text: string, source = "stack file"): Record<string, unknown> {
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length > 0) throw new Error(`${source}: invalid YAML: ${doc.errors[0].message}`);
+  const root: unknown = doc.toJS();
+  if (root === null || root === undefined) return {};
+  if (typeof root !== "object" || Array.isArray(root)) throw new Error(`${source}: expected a YAML mapping at the top level`);
+  const config = (root as Record<string, unknown>).config;
+  if (config === undefined || config === null) return {};
+  if (typeof config !== "object" || Array.isArray(config)) throw new Error(`${source}: 'config' must be a mapping of namespace:key entries`);
+  const out: Record<string, unknown> = {};
+  const prefix = `${NAMESPACE}:`;
+  for (const [key, value] of Object.entries(config)) {
+    if (key.startsWith(prefix)) out[key.slice(prefix.length)] = maskSecureValues(value);
+  }
+  return out;
+}
+
+/** Parses Pulumi.<stack>.yaml at `path`; throws an Error naming the file when it is unreadable or not YAML. */
+export function readStackFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new Error(`cannot read stack file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  return stackConfigFromYaml(text, path);
+}

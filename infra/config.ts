@@ -1,0 +1,203 @@
+// The stack configuration for the Pulumi program: loadConfig() reads every reprobench:* key, validates it
+// (throwing ONE error listing every problem before any resource exists), reads the pinned host keys and
+// private key files, and hands the secrets back as secret Outputs. The pure parts live in config-*.ts
+// and are re-exported here so callers import one module.
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, resolve } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { type ReprobenchConfig, SECRET_KEYS, SECRET_PLACEHOLDER, checkPublicKeyLine } from "./config-schema";
+import { type ConfigProblem, NAMESPACE, configKey, formatProblems, missingSecretProblems, parseConfig } from "./config-parse";
+
+export * from "./config-schema";
+export * from "./config-parse";
+export * from "./config-derive";
+export { readStackFile, stackConfigFromYaml } from "./config-stackfile";
+
+/**
+ * Turns Pulumi's flat config map ("reprobench:hosts" → JSON text) into the raw object parseConfig takes.
+ * Structured values arrive as JSON text; plain strings (environment, proxyUpstream) stay strings.
+ */
+export function rawFromPulumiConfig(all: Record<string, string>): Record<string, unknown> {
+  const prefix = `${NAMESPACE}:`;
+  const raw: Record<string, unknown> = {};
+  for (const [key, text] of Object.entries(all)) {
+    if (!key.startsWith(prefix)) continue;
+    let value: unknown = text;
+    if (/^\s*[[{]/.test(text)) {
+      try {
+        value = JSON.parse(text);
+      } catch {
+        value = text; // the schema reports it with the expected type
+      }
+    }
+    raw[key.slice(prefix.length)] = value;
+  }
+  return raw;
+}
+
+const PEM_PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
+
+/**
+ * Secret keys whose value is stored in plaintext. `isEncrypted(topKey)` says whether Pulumi holds the
+ * top-level key encrypted; placeholders ("[secret]") always count as encrypted. Proxy URLs only count
+ * when they carry credentials.
+ */
+export function plaintextSecretProblems(raw: Record<string, unknown>, isEncrypted: (topKey: string) => boolean): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const keys = raw.sshPrivateKeys;
+  if (!isEncrypted("sshPrivateKeys") && keys !== null && typeof keys === "object" && !Array.isArray(keys)) {
+    for (const [name, value] of Object.entries(keys)) {
+      if (typeof value === "string" && value !== SECRET_PLACEHOLDER && PEM_PRIVATE_KEY.test(value)) {
+        out.push({ key: configKey(["sshPrivateKeys", name]), message: `stored in plaintext (not shown); expected an encrypted value: pulumi config set --secret --path 'reprobench:sshPrivateKeys.${name}' < KEYFILE` });
+      }
+    }
+  }
+  const upstream = raw.proxyUpstream;
+  if (!isEncrypted("proxyUpstream") && typeof upstream === "string" && upstream !== SECRET_PLACEHOLDER && /:\/\/[^/@\s]+@/.test(upstream)) {
+    out.push({ key: configKey(["proxyUpstream"]), message: "stored in plaintext with credentials (not shown); expected an encrypted value: pulumi config set --secret reprobench:proxyUpstream URL" });
+  }
+  return out;
+}
+
+/** Files referenced by the config, read from the machine running Pulumi. */
+export interface LocalFiles {
+  /** Host name → pinned host key line (from ssh.hostKey or the ssh.hostKeyFile contents). */
+  hostKeys: Record<string, string>;
+  /** Host name → private key PEM read from ssh.privateKeyFile (only hosts that set it). */
+  privateKeyFiles: Record<string, string>;
+  problems: ConfigProblem[];
+}
+
+/** Resolves a local path: ~/… from the home directory, relative paths from the project directory. */
+export function resolveLocalPath(path: string, projectDir: string): string {
+  if (path === "~" || path.startsWith("~/")) return resolve(homedir(), path.slice(2));
+  return isAbsolute(path) ? path : resolve(projectDir, path);
+}
+
+/** Reads ssh.hostKeyFile / ssh.privateKeyFile for every host. `read` is injectable for tests. */
+export function readLocalFiles(
+  config: ReprobenchConfig,
+  projectDir: string,
+  read: (path: string) => string = (p) => readFileSync(p, "utf8"),
+): LocalFiles {
+  const result: LocalFiles = { hostKeys: {}, privateKeyFiles: {}, problems: [] };
+  const tryRead = (path: string, keyPath: (string | number)[]): string | undefined => {
+    const full = resolveLocalPath(path, projectDir);
+    try {
+      return read(full);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? String(err);
+      result.problems.push({ key: configKey(keyPath), message: `got ${JSON.stringify(path)} (${full}: ${code}); expected a readable file` });
+      return undefined;
+    }
+  };
+  config.hosts.forEach((host, i) => {
+    if (host.ssh.hostKey !== undefined) {
+      result.hostKeys[host.name] = host.ssh.hostKey.trim();
+    } else if (host.ssh.hostKeyFile !== undefined) {
+      const text = tryRead(host.ssh.hostKeyFile, ["hosts", i, "ssh", "hostKeyFile"]);
+      if (text !== undefined) {
+        const line = text.trim();
+        const problem = checkPublicKeyLine(line);
+        if (problem) result.problems.push({ key: configKey(["hosts", i, "ssh", "hostKeyFile"]), message: `got ${JSON.stringify(host.ssh.hostKeyFile)}, whose contents are not a public key line (${problem}); expected a .pub file such as ssh_host_ed25519_key.pub` });
+        else result.hostKeys[host.name] = line;
+      }
+    }
+    if (host.ssh.privateKeyFile !== undefined) {
+      const text = tryRead(host.ssh.privateKeyFile, ["hosts", i, "ssh", "privateKeyFile"]);
+      if (text !== undefined) {
+        if (!PEM_PRIVATE_KEY.test(text)) result.problems.push({ key: configKey(["hosts", i, "ssh", "privateKeyFile"]), message: `got ${JSON.stringify(host.ssh.privateKeyFile)}, which does not hold a PEM private key (contents not shown); expected an OpenSSH/PEM private key file` });
+        else result.privateKeyFiles[host.name] = text;
+      }
+    }
+  });
+  return result;
+}
+
+/** The SSH private key for a host: sshPrivateKeys.<host>, else ssh.privateKeyFile, else sshPrivateKeys.default. */
+export function privateKeyFor(config: ReprobenchConfig, files: LocalFiles, hostName: string): string | undefined {
+  return config.sshPrivateKeys[hostName] ?? files.privateKeyFiles[hostName] ?? config.sshPrivateKeys.default;
+}
+
+export interface LoadedConfig {
+  config: ReprobenchConfig;
+  /** Host name → pinned host key line. */
+  hostKeys: Record<string, string>;
+  secrets: {
+    /** Host name → private key PEM, marked secret. */
+    sshPrivateKey: Record<string, pulumi.Output<string>>;
+    /** The upstream proxy URL, marked secret; undefined when not configured. */
+    proxyUpstream: pulumi.Output<string> | undefined;
+  };
+}
+
+/** Fields of @pulumi/command's remote ConnectionArgs for one host. */
+export interface SshConnection {
+  host: string;
+  port: number;
+  user: string;
+  privateKey: pulumi.Output<string>;
+  hostKey: string;
+}
+
+/** Connection settings for a host, ready for `new command.remote.Command(…, { connection })`. */
+export function sshConnection(loaded: LoadedConfig, hostName: string): SshConnection {
+  const host = loaded.config.hosts.find((h) => h.name === hostName);
+  if (!host) throw new Error(`unknown host '${hostName}'`);
+  return { host: host.ssh.host, port: host.ssh.port, user: host.ssh.user, privateKey: loaded.secrets.sshPrivateKey[hostName], hostKey: loaded.hostKeys[hostName] };
+}
+
+// pulumi.runtime.isConfigSecret exists at run time but is not in the typings.
+function isConfigSecret(fullKey: string): boolean {
+  const fn = (pulumi.runtime as unknown as { isConfigSecret?: (k: string) => boolean }).isConfigSecret;
+  return typeof fn === "function" ? fn(fullKey) : false;
+}
+
+export interface LoadOptions {
+  /** Where relative key files resolve from (default: the directory of Pulumi.yaml). */
+  projectDir?: string;
+  /** The flat config map (default: pulumi.runtime.allConfig()). */
+  all?: Record<string, string>;
+  /**
+   * Fail on missing secrets (default: not during preview, so a stack can be reviewed on a machine that
+   * has neither the keys nor the cluster; `pulumi up` always needs them).
+   */
+  requireSecrets?: boolean;
+  /** Receives notes such as "preview without secrets" (default: pulumi.log.warn). */
+  warn?: (message: string) => void;
+}
+
+/**
+ * Reads and validates the stack config. Throws one Error listing every problem (never a secret value).
+ * Reads config through pulumi.runtime so Pulumi does not warn about reading secrets as plain values.
+ */
+export function loadConfig(options: LoadOptions = {}): LoadedConfig {
+  const projectDir = options.projectDir ?? (pulumi.runtime.getRootDirectory() || process.cwd());
+  const requireSecrets = options.requireSecrets ?? !pulumi.runtime.isDryRun();
+  const warn = options.warn ?? ((m: string) => void pulumi.log.warn(m));
+  const raw = rawFromPulumiConfig(options.all ?? pulumi.runtime.allConfig());
+  const fail = (problems: ConfigProblem[]): never => {
+    throw new Error(`invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${formatProblems(problems)}`);
+  };
+  const plaintext = plaintextSecretProblems(raw, (k) => isConfigSecret(`${NAMESPACE}:${k}`));
+  const parsed = parseConfig(raw, { requireSecrets });
+  if (!parsed.ok) fail([...plaintext, ...parsed.problems]);
+  if (plaintext.length > 0) fail(plaintext);
+  const config = (parsed as { ok: true; config: ReprobenchConfig }).config;
+  const files = readLocalFiles(config, projectDir);
+  if (files.problems.length > 0) fail(files.problems);
+  if (!requireSecrets) {
+    const missing = missingSecretProblems(config);
+    if (missing.length > 0) warn(`secrets not set (fine for preview; pulumi up needs them):\n${formatProblems(missing)}`);
+  }
+  const sshPrivateKey: Record<string, pulumi.Output<string>> = {};
+  for (const host of config.hosts) sshPrivateKey[host.name] = pulumi.secret(privateKeyFor(config, files, host.name) ?? "");
+  const proxyUpstream = config.proxyUpstream === undefined ? undefined : pulumi.secret(config.proxyUpstream);
+  // Keep the plain copies out of the config object handed to components.
+  const publicConfig: ReprobenchConfig = { ...config, sshPrivateKeys: Object.fromEntries(Object.keys(config.sshPrivateKeys).map((k) => [k, SECRET_PLACEHOLDER])), proxyUpstream: proxyUpstream === undefined ? undefined : SECRET_PLACEHOLDER };
+  return { config: publicConfig, hostKeys: files.hostKeys, secrets: { sshPrivateKey, proxyUpstream } };
+}
+
+/** Keys that hold secrets, as full Pulumi keys (for documentation and tests). */
+export const SECRET_CONFIG_KEYS = SECRET_KEYS.map((k) => `${NAMESPACE}:${k}`);
