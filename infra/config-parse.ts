@@ -200,9 +200,32 @@ export function formatProblems(problems: ConfigProblem[]): string {
     .join("\n");
 }
 
+/**
+ * Secret keys whose value is stored in plaintext. `isEncrypted(topKey)` says whether Pulumi holds the
+ * top-level key encrypted; placeholders ("[secret]") always count as encrypted. Proxy URLs only count
+ * when they carry credentials.
+ */
+export function plaintextSecretProblems(raw: Record<string, unknown>, isEncrypted: (topKey: string) => boolean): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const keys = raw.sshPrivateKeys;
+  if (!isEncrypted("sshPrivateKeys") && keys !== null && typeof keys === "object" && !Array.isArray(keys)) {
+    for (const [name, value] of Object.entries(keys)) {
+      if (typeof value === "string" && value !== SECRET_PLACEHOLDER && PEM_HEADER.test(value)) {
+        out.push({ key: configKey(["sshPrivateKeys", name]), message: `stored in plaintext (not shown); expected an encrypted value: pulumi config set --secret --path 'reprobench:sshPrivateKeys.${name}' < KEYFILE` });
+      }
+    }
+  }
+  const upstream = raw.proxyUpstream;
+  if (!isEncrypted("proxyUpstream") && typeof upstream === "string" && upstream !== SECRET_PLACEHOLDER && /:\/\/[^/@\s]+@/.test(upstream)) {
+    out.push({ key: configKey(["proxyUpstream"]), message: "stored in plaintext with credentials (not shown); expected an encrypted value: pulumi config set --secret reprobench:proxyUpstream URL" });
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Cross-field rules.
 
+const PEM_HEADER = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
 const PEM_PRIVATE_KEY = /^-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----\r?\n[\s\S]+\n-----END [A-Z0-9 ]*PRIVATE KEY-----\s*$/;
 
 /** Every rule that spans more than one value (except missing secrets). Exported for focused tests. */

@@ -2,8 +2,8 @@
 // replaces encrypted values ({ secure: … }) by "[secret]" so they can be validated but never decrypted.
 import { readFileSync } from "node:fs";
 import { parseDocument } from "yaml";
-import { SECRET_PLACEHOLDER } from "./config-schema";
-import { NAMESPACE } from "./config-parse";
+import { type ReprobenchConfig, SECRET_PLACEHOLDER } from "./config-schema";
+import { type ConfigProblem, NAMESPACE, missingSecretProblems, parseConfig, plaintextSecretProblems } from "./config-parse";
 
 function isSecureValue(value: unknown): boolean {
   return (
@@ -52,4 +52,24 @@ export function readStackFile(path: string): Record<string, unknown> {
     throw new Error(`cannot read stack file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
   return stackConfigFromYaml(text, path);
+}
+
+export interface StackFileCheck {
+  ok: boolean;
+  /** What makes the file invalid (empty when ok). */
+  problems: ConfigProblem[];
+  /** Secrets not set yet, when not required: fine for preview, fatal for `pulumi up`. */
+  missingSecrets: ConfigProblem[];
+  config?: ReprobenchConfig;
+}
+
+/** Validates a stack file the way loadConfig validates the running stack (minus reading key files). */
+export function checkStackFile(path: string, options: { requireSecrets?: boolean } = {}): StackFileCheck {
+  const raw = readStackFile(path);
+  // readStackFile turns encrypted values into placeholders, so any real value here is plaintext.
+  const plaintext = plaintextSecretProblems(raw, () => false);
+  const parsed = parseConfig(raw, { requireSecrets: options.requireSecrets ?? false });
+  if (!parsed.ok) return { ok: false, problems: [...plaintext, ...parsed.problems], missingSecrets: [] };
+  const missingSecrets = options.requireSecrets ? [] : missingSecretProblems(parsed.config);
+  return { ok: plaintext.length === 0, problems: plaintext, missingSecrets, config: parsed.config };
 }

@@ -7,12 +7,12 @@ import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { type ReprobenchConfig, SECRET_KEYS, SECRET_PLACEHOLDER, checkPublicKeyLine } from "./config-schema";
-import { type ConfigProblem, NAMESPACE, configKey, formatProblems, missingSecretProblems, parseConfig } from "./config-parse";
+import { type ConfigProblem, NAMESPACE, configKey, formatProblems, missingSecretProblems, parseConfig, plaintextSecretProblems } from "./config-parse";
 
 export * from "./config-schema";
 export * from "./config-parse";
 export * from "./config-derive";
-export { readStackFile, stackConfigFromYaml } from "./config-stackfile";
+export { type StackFileCheck, checkStackFile, readStackFile, stackConfigFromYaml } from "./config-stackfile";
 
 /**
  * Turns Pulumi's flat config map ("reprobench:hosts" → JSON text) into the raw object parseConfig takes.
@@ -37,28 +37,6 @@ export function rawFromPulumiConfig(all: Record<string, string>): Record<string,
 }
 
 const PEM_PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
-
-/**
- * Secret keys whose value is stored in plaintext. `isEncrypted(topKey)` says whether Pulumi holds the
- * top-level key encrypted; placeholders ("[secret]") always count as encrypted. Proxy URLs only count
- * when they carry credentials.
- */
-export function plaintextSecretProblems(raw: Record<string, unknown>, isEncrypted: (topKey: string) => boolean): ConfigProblem[] {
-  const out: ConfigProblem[] = [];
-  const keys = raw.sshPrivateKeys;
-  if (!isEncrypted("sshPrivateKeys") && keys !== null && typeof keys === "object" && !Array.isArray(keys)) {
-    for (const [name, value] of Object.entries(keys)) {
-      if (typeof value === "string" && value !== SECRET_PLACEHOLDER && PEM_PRIVATE_KEY.test(value)) {
-        out.push({ key: configKey(["sshPrivateKeys", name]), message: `stored in plaintext (not shown); expected an encrypted value: pulumi config set --secret --path 'reprobench:sshPrivateKeys.${name}' < KEYFILE` });
-      }
-    }
-  }
-  const upstream = raw.proxyUpstream;
-  if (!isEncrypted("proxyUpstream") && typeof upstream === "string" && upstream !== SECRET_PLACEHOLDER && /:\/\/[^/@\s]+@/.test(upstream)) {
-    out.push({ key: configKey(["proxyUpstream"]), message: "stored in plaintext with credentials (not shown); expected an encrypted value: pulumi config set --secret reprobench:proxyUpstream URL" });
-  }
-  return out;
-}
 
 /** Files referenced by the config, read from the machine running Pulumi. */
 export interface LocalFiles {

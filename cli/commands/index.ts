@@ -1,5 +1,9 @@
 import { audit } from "./audit";
+import { config } from "./config";
 import { report } from "./report";
+import { resume, rerun } from "./resume";
+import { validate } from "./validate";
+import { pull } from "./pull";
 // The subcommand table. Each entry lives in its own file; keep one import and one line per command.
 export interface Command {
   /** One line for `reprobench --help`. */
@@ -10,5 +14,10 @@ export interface Command {
 
 export const commands: Record<string, Command> = {
   audit,
+  config,
   report,
+  resume,
+  rerun,
+  validate,
+  pull,
 };

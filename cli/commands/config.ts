@@ -1,0 +1,61 @@
+// `reprobench config validate|show <Pulumi.STACK.yaml>` — checks a stack file without Pulumi.
+import { parseArgs } from "node:util";
+import type { Command } from "./index";
+// The pure modules, not infra/config.ts: validating a file must not load the Pulumi SDK.
+import { formatProblems } from "../../infra/config-parse";
+import { SECRET_PLACEHOLDER } from "../../infra/config-schema";
+import { checkStackFile } from "../../infra/config-stackfile";
+
+const HELP = `usage: reprobench config validate <Pulumi.STACK.yaml> [--require-secrets]
+       reprobench config show <Pulumi.STACK.yaml>
+
+validate  checks every reprobench:* key (types, ranges, cross-field rules) the way \`pulumi up\` does
+          before registering anything; prints "ok" (exit 0) or one line per problem (exit 1):
+          key, bad value, what is expected. Encrypted values are checked for presence only.
+          Secrets not set yet are noted on stderr; --require-secrets makes them errors.
+show      prints the fully defaulted configuration as JSON (secrets masked).`;
+
+export const config: Command = {
+  summary: "validate or show a stack file (Pulumi.STACK.yaml) without Pulumi",
+  async run(args) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { "require-secrets": { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    });
+    if (values.help) {
+      console.log(HELP);
+      return 0;
+    }
+    const [action, file, ...extra] = positionals;
+    if ((action !== "validate" && action !== "show") || !file || extra.length > 0) {
+      console.error(`reprobench config: expected 'validate FILE' or 'show FILE'\n\n${HELP}`);
+      return 2;
+    }
+    let check;
+    try {
+      check = checkStackFile(file, { requireSecrets: values["require-secrets"] ?? false });
+    } catch (err) {
+      console.error(err instanceof Error ? err.message : String(err));
+      return 1;
+    }
+    if (!check.ok) {
+      console.error(`${file}: ${check.problems.length} problem${check.problems.length === 1 ? "" : "s"}\n${formatProblems(check.problems)}`);
+      return 1;
+    }
+    if (check.missingSecrets.length > 0) {
+      console.error(`note: secrets not set yet (pulumi up needs them):\n${formatProblems(check.missingSecrets)}`);
+    }
+    if (action === "show") {
+      const shown = {
+        ...check.config,
+        sshPrivateKeys: Object.fromEntries(Object.keys(check.config?.sshPrivateKeys ?? {}).map((k) => [k, SECRET_PLACEHOLDER])),
+        proxyUpstream: check.config?.proxyUpstream === undefined ? undefined : SECRET_PLACEHOLDER,
+      };
+      console.log(JSON.stringify(shown, null, 2));
+    } else {
+      console.log("ok");
+    }
+    return 0;
+  },
+};
