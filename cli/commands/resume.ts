@@ -1,0 +1,177 @@
+// `reprobench resume` (mop-up pass) and `reprobench rerun` (new job for some tasks). Planning and checks
+// are pure (results/resume.ts); this file reads the job, prints the plan, writes files, runs Harbor.
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parseArgs } from "node:util";
+import type { Command } from "./index";
+import { asRecord, HarborConfig } from "../../results/harbor";
+import { readJob } from "../../results/load";
+import { shellQuote } from "../../results/pull";
+import { planRerun, planResume } from "../../results/resume";
+import { defaultMopUpErrorTypes } from "../../results/taxonomy";
+
+const RESUME_HELP = `usage: reprobench resume <job dir> [--error-type T]… [--n-concurrent N] [--dry-run] [--harbor BIN]
+
+Mop-up pass: \`harbor job resume\` deletes the trials whose exception type is in the filter and runs
+them again; every other trial is kept. Default filter: the infra and setup types plus CancelledError
+(${defaultMopUpErrorTypes().join(", ")}); AgentTimeoutError only when you name it.
+
+Refuses, saying why and what to do instead, when config.json's agent (model endpoint, kwargs) or
+environment differs from the kept trials' configs, or when Harbor would resolve a different job dir.
+Keeps config.json and lock.json consistent (n_concurrent_trials; --n-concurrent changes both, with
+backups). --dry-run prints the plan and the command without changing or running anything.`;
+
+const RERUN_HELP = `usage: reprobench rerun <job dir> <task>… [--job-name NAME] [--api-base URL] [--dry-run] [--harbor BIN]
+
+Starts a NEW Harbor job, beside the old one, with just these tasks (their exact task refs) and the old
+job's settings; --api-base points it at a new model endpoint. Audit both job dirs together afterwards:
+the latest finished trial per task counts.`;
+
+function readJsonFile(file: string): HarborConfig | null {
+  if (!fs.existsSync(file)) return null;
+  try {
+    return asRecord(JSON.parse(fs.readFileSync(file, "utf8")));
+  } catch (err) {
+    throw new Error(`${file}: not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+}
+
+const commandLine = (argv: string[]): string => argv.map(shellQuote).join(" ");
+
+/** Runs Harbor with inherited stdio; resolves to its exit code. */
+function runHarbor(argv: string[], cwd: string, env: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { cwd, env: { ...process.env, ...env }, stdio: "inherit" });
+    child.on("error", (err: NodeJS.ErrnoException) =>
+      reject(err.code === "ENOENT" ? new Error(`'${argv[0]}' not found: install Harbor or pass --harbor /path/to/harbor (or use --dry-run)`) : err),
+    );
+    child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+}
+
+function warnMissingKey(config: HarborConfig): void {
+  const usesLiteLlm = (Array.isArray(config.agents) ? config.agents : []).some((a) => /terminus/.test(String(asRecord(a).name ?? "")));
+  if (usesLiteLlm && !process.env.OPENAI_API_KEY) {
+    console.error("warning: OPENAI_API_KEY is not set; Terminus-2 reads it from Harbor's own environment (any value for a keyless router)");
+  }
+}
+
+function backup(file: string, stamp: string): string {
+  const copy = `${file}.bak-${stamp}`;
+  fs.copyFileSync(file, copy);
+  return copy;
+}
+
+export const resume: Command = {
+  summary: "mop-up pass over infra-errored/cancelled trials via harbor job resume (checks first)",
+  async run(args) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        "error-type": { type: "string", multiple: true },
+        "n-concurrent": { type: "string" },
+        "dry-run": { type: "boolean" },
+        harbor: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+    if (values.help) {
+      console.log(RESUME_HELP);
+      return 0;
+    }
+    if (positionals.length !== 1) {
+      console.error(`reprobench resume: give exactly one job dir\n\n${RESUME_HELP}`);
+      return 2;
+    }
+    const jobDir = path.resolve(positionals[0]);
+    const job = readJob(jobDir);
+    const config = readJsonFile(path.join(jobDir, "config.json"));
+    if (!config) throw new Error(`${jobDir}/config.json is missing: Harbor cannot resume a job without it (it would start over)`);
+    const lock = readJsonFile(path.join(jobDir, "lock.json"));
+    let nConcurrent: number | undefined;
+    if (values["n-concurrent"] !== undefined) {
+      nConcurrent = Number(values["n-concurrent"]);
+      if (!Number.isInteger(nConcurrent) || nConcurrent < 1) throw new Error(`--n-concurrent '${values["n-concurrent"]}' must be a positive integer`);
+    }
+    const plan = planResume(
+      {
+        jobDir,
+        config,
+        lock,
+        trials: job.trials.map((t) => ({ dir: t.path.split("/").slice(1).join("/"), task: t.task, exceptionType: t.exceptionType, config: t.config })),
+        incompleteTrialDirs: job.incompleteTrialDirs,
+      },
+      { errorTypes: values["error-type"], nConcurrent, harborBin: values.harbor },
+    );
+
+    const byType = new Map<string, number>();
+    for (const t of plan.trialsToRerun) byType.set(t.exceptionType, (byType.get(t.exceptionType) ?? 0) + 1);
+    console.log(`job: ${jobDir} (${job.trials.length} trials with result.json, ${job.incompleteTrialDirs.length} without)`);
+    console.log(`filter: ${plan.errorTypes.join(", ")}`);
+    console.log(`trials Harbor will delete and re-run: ${plan.trialsToRerun.length}${byType.size ? ` (${[...byType].map(([t, n]) => `${t} ${n}`).join(", ")})` : ""}`);
+    for (const t of plan.trialsToRerun.slice(0, 20)) console.log(`  ${t.dir}  ${t.exceptionType}`);
+    if (plan.trialsToRerun.length > 20) console.log(`  … ${plan.trialsToRerun.length - 20} more`);
+    for (const e of plan.edits) console.log(`edit ${e.file}: ${e.key} ${JSON.stringify(e.from)} → ${JSON.stringify(e.to)} (${e.why})`);
+    for (const w of plan.warnings) console.error(`warning: ${w}`);
+    if (plan.refusal) {
+      console.error(`\nrefusing to resume ${jobDir}:\n${plan.refusal}`);
+      return 1;
+    }
+    console.log(`command (cwd ${plan.cwd}): HARBOR_TELEMETRY=0 ${commandLine(plan.argv)}`);
+    if (values["dry-run"]) return 0;
+
+    const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
+    for (const file of new Set(plan.edits.map((e) => e.file))) {
+      const abs = path.join(jobDir, file);
+      console.log(`backup ${backup(abs, stamp)}`);
+      fs.writeFileSync(abs, `${JSON.stringify(file === "config.json" ? plan.config : plan.lock, null, 4)}\n`);
+    }
+    warnMissingKey(plan.config);
+    return runHarbor(plan.argv, plan.cwd, plan.env);
+  },
+};
+
+export const rerun: Command = {
+  summary: "start a new Harbor job with just the given tasks, for audit to merge",
+  async run(args) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        "job-name": { type: "string" },
+        "api-base": { type: "string" },
+        "dry-run": { type: "boolean" },
+        harbor: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+    if (values.help) {
+      console.log(RERUN_HELP);
+      return 0;
+    }
+    if (positionals.length < 2) {
+      console.error(`reprobench rerun: give a job dir and at least one task\n\n${RERUN_HELP}`);
+      return 2;
+    }
+    const [dir, ...tasks] = positionals;
+    const jobDir = path.resolve(dir);
+    const job = readJob(jobDir);
+    if (!job.config) throw new Error(`${jobDir}/config.json is missing or not JSON; the rerun copies its settings`);
+    const plan = planRerun(jobDir, job.config, job.trials, tasks, { jobName: values["job-name"], apiBase: values["api-base"], harborBin: values.harbor });
+    console.log(`new job: ${path.join(plan.jobsDir, plan.jobName)} (${tasks.length} task(s))`);
+    console.log(`config: ${plan.configFile}`);
+    console.log(`command: HARBOR_TELEMETRY=0 ${commandLine(plan.argv)}`);
+    if (values["dry-run"]) {
+      console.log(JSON.stringify(plan.config, null, 2));
+      return 0;
+    }
+    if (fs.existsSync(path.join(plan.jobsDir, plan.jobName))) throw new Error(`${path.join(plan.jobsDir, plan.jobName)} already exists; pick another --job-name`);
+    fs.writeFileSync(plan.configFile, `${JSON.stringify(plan.config, null, 2)}\n`);
+    warnMissingKey(plan.config);
+    const code = await runHarbor(plan.argv, plan.jobsDir, plan.env);
+    console.log(`when it finishes: reprobench audit ${shellQuote(jobDir)} ${shellQuote(path.join(plan.jobsDir, plan.jobName))}`);
+    return code;
+  },
+};
