@@ -197,8 +197,18 @@ if online; then MODE=online; else MODE=offline; fi
 ensure_cli
 TOOL_PATH="$PULUMI_BIN_DIR"
 if [ "$MODE" = offline ]; then
-  write_wrapper "$repo/.toolchain/bin/pulumi-language-nodejs" language-nodejs
-  TOOL_PATH="$repo/.toolchain/bin:$TOOL_PATH"
+  # The engine finds a language host and the dynamic-provider shim next to the `pulumi` it runs as
+  # (symlinks resolved), so this checkout gets its own `pulumi` (a hard link to the cached build) with
+  # the offline language host beside it; PULUMI_IGNORE_AMBIENT_PLUGINS keeps it from using $PATH copies.
+  bin="$repo/.toolchain/bin"
+  mkdir -p "$bin"
+  if ! [ "$bin/pulumi" -ef "$PULUMI_BIN_DIR/pulumi" ]; then
+    ln -f "$PULUMI_BIN_DIR/pulumi" "$bin/pulumi" 2>/dev/null || cp -f "$PULUMI_BIN_DIR/pulumi" "$bin/pulumi"
+  fi
+  write_wrapper "$bin/pulumi-language-nodejs" language-nodejs
+  install -m 0755 "$repo/node_modules/@pulumi/pulumi/pulumi-resource-pulumi-nodejs" "$bin/"
+  TOOL_PATH="$bin"
+  export PULUMI_IGNORE_AMBIENT_PLUGINS=true
 fi
 export PATH="$TOOL_PATH:$PATH"
 while read -r name version; do
@@ -207,8 +217,8 @@ done < <(required_providers)
 
 if [ "$print_env" = 1 ]; then
   printf 'export PATH=%q\n' "$TOOL_PATH:$NODE_BIN_DIR:$PATH"
-  for v in PULUMI_HOME PULUMI_SKIP_UPDATE_CHECK PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION PULUMI_DISABLE_REGISTRY_RESOLVE; do
-    printf 'export %s=%q\n' "$v" "${!v}"
+  for v in PULUMI_HOME PULUMI_SKIP_UPDATE_CHECK PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION PULUMI_DISABLE_REGISTRY_RESOLVE PULUMI_IGNORE_AMBIENT_PLUGINS; do
+    [ -z "${!v:-}" ] || printf 'export %s=%q\n' "$v" "${!v}"
   done
 else
   log "ready ($MODE): pulumi $("$PULUMI_BIN_DIR/pulumi" version), node $("$NODE_BIN_DIR/node" --version), plugins in $PULUMI_HOME"

@@ -1,0 +1,163 @@
+import * as pulumi from "@pulumi/pulumi";
+
+/** How to reach a host over SSH. Host keys are always pinned. */
+export interface SshConnection {
+  host: string;
+  port: number;
+  user: string;
+  /** OpenSSH private key (PEM). Secret. */
+  privateKey: string;
+  /** The host's public key, authorized_keys format ("ssh-ed25519 AAAA…"). */
+  hostKey: string;
+}
+
+export interface CheckedCommandArgs {
+  /** Where to run. Marked secret as a whole, since it carries the private key. */
+  readonly connection: pulumi.Input<SshConnection>;
+  /** Bash script run on create and whenever `spec` changes; must be idempotent. */
+  readonly create: pulumi.Input<string>;
+  /** Bash script run on delete. */
+  readonly delete?: pulumi.Input<string>;
+  /**
+   * Bash script that prints the observed state (one line, e.g. a container's config hash and state).
+   * Run after create and on every refresh: when its output differs from what create left, the next
+   * `up` replaces the resource — the drift check the plain command provider cannot do.
+   */
+  readonly check: pulumi.Input<string>;
+  /** Inputs of the scripts, exported as environment variables (values may be secrets). */
+  readonly environment?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** Anything whose change must re-run create in place (e.g. a hash of the rendered config). */
+  readonly spec?: pulumi.Input<string>;
+  /** Upper bound for one script run, in seconds. */
+  readonly timeoutSeconds?: pulumi.Input<number>;
+}
+
+interface State {
+  connection: SshConnection;
+  create: string;
+  delete?: string;
+  check: string;
+  environment?: Record<string, string>;
+  spec?: string;
+  timeoutSeconds?: number;
+  /** What `check` printed right after create/update. */
+  expected: string;
+  /** What `check` printed on the latest create/update/refresh. */
+  observed: string;
+  stdout: string;
+}
+
+// The provider is serialized by Pulumi into the dynamic-provider process, so everything it uses is
+// required inside the functions (Node built-ins only) and it captures no module-level values.
+const provider: pulumi.dynamic.ResourceProvider = {
+  async create(inputs: State) {
+    const run = sshRunner();
+    const stdout = await run(inputs, inputs.create);
+    const observed = (await run(inputs, inputs.check)).trim();
+    return { id: `${inputs.connection.host}:${inputs.connection.port}/${Date.now().toString(36)}`, outs: { ...inputs, expected: observed, observed, stdout } };
+  },
+  async update(_id: string, _olds: State, news: State) {
+    const run = sshRunner();
+    const stdout = await run(news, news.create);
+    const observed = (await run(news, news.check)).trim();
+    return { outs: { ...news, expected: observed, observed, stdout } };
+  },
+  async read(id: string, props: State) {
+    const run = sshRunner();
+    let observed: string;
+    try {
+      observed = (await run(props, props.check)).trim();
+    } catch (err) {
+      observed = `check failed: ${String(err).slice(0, 200)}`;
+    }
+    return { id, props: { ...props, observed } };
+  },
+  async diff(_id: string, olds: State, news: State) {
+    const changed: string[] = [];
+    for (const key of ["create", "delete", "check", "spec", "timeoutSeconds"] as const) {
+      if (JSON.stringify(olds[key]) !== JSON.stringify(news[key])) changed.push(key);
+    }
+    if (JSON.stringify(olds.environment ?? {}) !== JSON.stringify(news.environment ?? {})) changed.push("environment");
+    if (JSON.stringify(olds.connection) !== JSON.stringify(news.connection)) changed.push("connection");
+    const drifted = olds.observed !== olds.expected;
+    // Drift means the thing on the host is gone or different: run create again from scratch.
+    const replaces = drifted ? ["observed"] : changed.includes("connection") ? ["connection"] : [];
+    return { changes: changed.length > 0 || drifted, replaces, deleteBeforeReplace: true };
+  },
+  async delete(_id: string, props: State) {
+    if (!props.delete) return;
+    await sshRunner()(props, props.delete);
+  },
+};
+
+/** Returns a function that runs a bash script on the state's host; rejects with the stderr tail. */
+function sshRunner(): (s: Pick<State, "connection" | "environment" | "timeoutSeconds">, script: string) => Promise<string> {
+  /* eslint-disable @typescript-eslint/no-require-imports -- see the note on `provider` */
+  const cp = require("node:child_process") as typeof import("node:child_process");
+  const fs = require("node:fs") as typeof import("node:fs");
+  const os = require("node:os") as typeof import("node:os");
+  const path = require("node:path") as typeof import("node:path");
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  return async (s, script) => {
+    const c = s.connection;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reprobench-ssh-"));
+    try {
+      const key = path.join(dir, "id");
+      fs.writeFileSync(key, c.privateKey.endsWith("\n") ? c.privateKey : `${c.privateKey}\n`, { mode: 0o600 });
+      const target = c.port === 22 ? c.host : `[${c.host}]:${c.port}`;
+      fs.writeFileSync(path.join(dir, "known_hosts"), `${target} ${c.hostKey.trim()}\n`);
+      const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
+      // Inputs travel on stdin, never on the command line (visible in `ps`).
+      const prelude = Object.entries(s.environment ?? {}).map(([k, v]) => `export ${k}=${quote(v)}`).join("\n");
+      const args = ["-i", key, "-p", String(c.port), "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
+        "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${path.join(dir, "known_hosts")}`,
+        "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=30", "-l", c.user, c.host, "bash -s"];
+      return await new Promise<string>((resolve, reject) => {
+        const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
+        let out = "";
+        let err = "";
+        const timer = setTimeout(() => child.kill("SIGKILL"), (s.timeoutSeconds ?? 1800) * 1000);
+        child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+        child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+        child.on("error", (e) => { clearTimeout(timer); reject(e); });
+        child.on("close", (code, signal) => {
+          clearTimeout(timer);
+          if (code === 0) resolve(out);
+          else reject(new Error(`${c.user}@${c.host}:${c.port}: script failed (${signal ? `killed by ${signal}, timeout ${s.timeoutSeconds ?? 1800}s` : `exit ${code}`}):\n${err.trim().split("\n").slice(-25).join("\n")}`));
+        });
+        child.stdin.end(`${prelude}\nset -euo pipefail\n${script}\n`);
+      });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+/**
+ * A bash script run on a host over SSH, whose effect is checked on every refresh: the building block
+ * for long-running things (containers, systemd units) that can die or be changed behind our back.
+ */
+export class CheckedCommand extends pulumi.dynamic.Resource {
+  /** What the check printed last. */
+  public readonly observed!: pulumi.Output<string>;
+  /** The create script's stdout. */
+  public readonly stdout!: pulumi.Output<string>;
+
+  constructor(name: string, args: CheckedCommandArgs, opts?: pulumi.CustomResourceOptions) {
+    super(
+      provider,
+      name,
+      {
+        ...args,
+        connection: pulumi.secret(args.connection),
+        environment: args.environment ?? {},
+        spec: args.spec ?? "",
+        timeoutSeconds: args.timeoutSeconds ?? 1800,
+        expected: undefined,
+        observed: undefined,
+        stdout: undefined,
+      },
+      { ...opts, additionalSecretOutputs: ["connection", "environment"] },
+    );
+  }
+}

@@ -1,0 +1,46 @@
+// Host scripts are real .sh files under components/scripts/ (shellcheck-clean, inputs via env). These
+// pure helpers turn one into the command a remote.Command or CheckedCommand runs.
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+
+/** Quotes a string for a POSIX shell. */
+export function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `export K=V` lines for a script's inputs; refuses names a shell would misread. */
+export function envPrelude(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([k, v]) => {
+      if (!ENV_NAME.test(k)) throw new Error(`invalid environment variable name for a host script: ${JSON.stringify(k)}`);
+      return `export ${k}=${shellQuote(v)}`;
+    })
+    .join("\n");
+}
+
+/** The text of components/scripts/<name>.sh. */
+export function hostScript(name: string): string {
+  return readFileSync(path.join(__dirname, "scripts", `${name}.sh`), "utf8");
+}
+
+/**
+ * One command line that runs a host script with its inputs: `bash -c '<exports + script>' <name>`.
+ * Inputs travel inside the command (not via SSH setenv, which sshd drops unless AcceptEnv allows it);
+ * when an input is a Pulumi secret the whole command is secret in state.
+ */
+export function bashCommand(scriptName: string, env: Record<string, string>): string {
+  return `bash -c ${shellQuote(`${envPrelude(env)}\n${hostScript(scriptName)}`)} ${scriptName}`;
+}
+
+/** Script text with its inputs exported first (for CheckedCommand, which sends it on stdin). */
+export function scriptWithEnv(scriptName: string, env: Record<string, string>): string {
+  return `${envPrelude(env)}\n${hostScript(scriptName)}`;
+}
+
+/** A short stable hash of any JSON-able value: the "spec" label that tells a container is current. */
+export function specHash(value: unknown): string {
+  return createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Merge default-address-pools into /etc/docker/daemon.json (other keys kept), as seed 000 does by hand:
+# refuse overlapping pools, validate, back up, install, restart docker only when the content changed
+# and no container runs (unless forced), then prove the pool by allocating test networks.
+# Inputs (env):
+#   POOLS_JSON        JSON array [{"base": "172.18.0.0/15", "size": 24}, …]
+#   FORCE_RESTART     1 to restart docker even while containers run
+#   RESTART_POLICY    when-idle (default) or never (only write the file; the pools apply at the next restart)
+#   VERIFY_NETWORKS   number of test networks to create and check (0 skips)
+#   STATE_DIR         where backups and the pre-reprobench original are kept
+#   DAEMON_JSON       the file to manage (default /etc/docker/daemon.json)
+set -euo pipefail
+
+: "${POOLS_JSON:?}" "${STATE_DIR:?}"
+FORCE_RESTART=${FORCE_RESTART:-0}
+RESTART_POLICY=${RESTART_POLICY:-when-idle}
+VERIFY_NETWORKS=${VERIFY_NETWORKS:-4}
+DAEMON_JSON=${DAEMON_JSON:-/etc/docker/daemon.json}
+
+die() { echo "docker-daemon: $*" >&2; exit 1; }
+for tool in jq python3 docker systemctl ip; do
+  command -v "$tool" >/dev/null || die "'$tool' is required on this host"
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$STATE_DIR"
+
+if [ -f "$DAEMON_JSON" ]; then
+  jq -e . "$DAEMON_JSON" >/dev/null 2>&1 || die "$DAEMON_JSON is not valid JSON; fix it by hand first"
+  cp "$DAEMON_JSON" "$work/current.json"
+else
+  printf '{}\n' >"$work/current.json"
+fi
+# Remember what the host had before reprobench touched it, once, for destroy.
+if [ ! -e "$STATE_DIR/original.json" ] && [ ! -e "$STATE_DIR/original.absent" ]; then
+  if [ -f "$DAEMON_JSON" ]; then cp -a "$DAEMON_JSON" "$STATE_DIR/original.json"; else : >"$STATE_DIR/original.absent"; fi
+fi
+
+jq --argjson pools "$POOLS_JSON" '."default-address-pools" = $pools' "$work/current.json" >"$work/merged.json"
+
+current_pools=$(jq -cS '."default-address-pools" // []' "$work/current.json")
+wanted_pools=$(jq -cS '.' <<<"$POOLS_JSON")
+changed=1
+if [ "$(jq -cS . "$work/current.json")" = "$(jq -cS . "$work/merged.json")" ]; then changed=0; fi
+
+# A new pool must not overlap a route of this host or an existing docker network (those would be
+# shadowed or collide). When the pools are already in effect, networks inside them are ours.
+if [ "$current_pools" != "$wanted_pools" ]; then
+  ip -j route show table all >"$work/routes.json"
+  docker network ls -q | xargs -r docker network inspect \
+    --format '{{.Name}} {{range .IPAM.Config}}{{.Subnet}} {{end}}' >"$work/networks.txt"
+  python3 - "$work/routes.json" "$work/networks.txt" <<'PY' || exit 1
+import ipaddress, json, os, sys
+pools = json.loads(os.environ["POOLS_JSON"])
+routes = json.load(open(sys.argv[1]))
+taken = []
+for r in routes:
+    dst = r.get("dst", "")
+    if dst in ("", "default") or ":" in dst or r.get("type") in ("broadcast", "local"):
+        continue
+    try:
+        taken.append((ipaddress.ip_network(dst, strict=False), f"route {dst} dev {r.get('dev', '?')}"))
+    except ValueError:
+        pass
+for line in open(sys.argv[2]):
+    name, *subnets = line.split()
+    for s in subnets:
+        if ":" not in s:
+            taken.append((ipaddress.ip_network(s, strict=False), f"docker network {name} ({s})"))
+problems = []
+for p in pools:
+    base = ipaddress.ip_network(p["base"], strict=False)
+    for net, what in taken:
+        if base.overlaps(net):
+            problems.append(f"pool {p['base']} overlaps {what}")
+if problems:
+    print("docker-daemon: refusing address pools:\n  " + "\n  ".join(problems), file=sys.stderr)
+    sys.exit(1)
+PY
+fi
+
+if [ "$changed" = 1 ]; then
+  if dockerd --help 2>&1 | grep -q -- '--validate'; then
+    dockerd --validate --config-file "$work/merged.json" >/dev/null 2>"$work/validate.err" ||
+      die "dockerd --validate rejected the merged config: $(cat "$work/validate.err")"
+  else
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/merged.json" ||
+      die "merged config is not valid JSON"
+  fi
+  running=$(docker ps --format '{{.Names}}' | paste -sd, -)
+  if [ -n "$running" ] && [ "$FORCE_RESTART" != 1 ] && [ "$RESTART_POLICY" != never ]; then
+    die "refusing to restart docker while containers run ($running); stop them or set docker.forceRestart"
+  fi
+  stamp=$(date -u +%Y%m%dT%H%M%SZ)
+  if [ -f "$DAEMON_JSON" ]; then cp -a "$DAEMON_JSON" "$STATE_DIR/daemon.json.backup-$stamp"; fi
+  mkdir -p "$(dirname "$DAEMON_JSON")"
+  install -m 0644 "$work/merged.json" "$DAEMON_JSON"
+  if [ "$RESTART_POLICY" = never ]; then
+    echo "docker-daemon: wrote daemon.json (backup daemon.json.backup-$stamp); restartPolicy=never, so the pools apply at the next docker restart"
+    exit 0
+  fi
+  systemctl restart docker
+  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+  docker info >/dev/null || die "docker did not come back after the restart"
+  echo "docker-daemon: installed new daemon.json (backup daemon.json.backup-$stamp), docker restarted"
+else
+  echo "docker-daemon: daemon.json already up to date"
+fi
+
+# Verification from the manual: allocate networks and check they come from the pools.
+if [ "$VERIFY_NETWORKS" -gt 0 ]; then
+  names=()
+  cleanup() { [ ${#names[@]} -eq 0 ] || docker network rm "${names[@]}" >/dev/null 2>&1 || true; rm -rf "$work"; }
+  trap cleanup EXIT
+  for i in $(seq 1 "$VERIFY_NETWORKS"); do
+    n="reprobench-pool-test-$$-$i"
+    docker network create --label io.reprobench.managed=1 "$n" >/dev/null
+    names+=("$n")
+  done
+  for n in "${names[@]}"; do
+    docker network inspect "$n" --format '{{(index .IPAM.Config 0).Subnet}}'
+  done >"$work/subnets.txt"
+  python3 - "$work/subnets.txt" <<'PY'
+import ipaddress, json, os, sys
+pools = json.loads(os.environ["POOLS_JSON"])
+for line in open(sys.argv[1]):
+    net = ipaddress.ip_network(line.strip())
+    fits = [p for p in pools if net.subnet_of(ipaddress.ip_network(p["base"])) and net.prefixlen == p["size"]]
+    if not fits:
+        sys.exit(f"docker-daemon: test network {net} is not a /size subnet of any configured pool")
+print(f"docker-daemon: {sum(1 for _ in open(sys.argv[1]))} test networks allocated from the pools")
+PY
+fi

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Start (or keep) the sglang-router container and prove it routes, as seed 000 checks by hand — but
+# with the router's real readiness signals (its /health is liveness only): /readiness, /workers
+# listing every DP rank, /v1/models, and a real completion of "Reply with exactly READY.".
+# Inputs (env):
+#   CONTAINER_NAME, IMAGE, SPEC, DOCKER_ARGS_JSON, COMMAND_JSON, CONTAINER_USER   as sglang-worker.sh
+#   ROUTER_URL           http://<bind>:<port>
+#   API_KEY              the workers' key (secret)
+#   EXPECTED_WORKERS     JSON array of worker URLs as the router names them (http://ip:port@rank)
+#   SERVED_MODEL_NAME    the model id /v1/models must list
+#   READY_TIMEOUT_SECONDS
+set -euo pipefail
+: "${CONTAINER_NAME:?}" "${IMAGE:?}" "${SPEC:?}" "${DOCKER_ARGS_JSON:?}" "${COMMAND_JSON:?}" "${ROUTER_URL:?}"
+: "${API_KEY:?}" "${EXPECTED_WORKERS:?}" "${SERVED_MODEL_NAME:?}" "${READY_TIMEOUT_SECONDS:?}"
+
+die() { echo "sglang-router[$CONTAINER_NAME]: $*" >&2; exit 1; }
+log() { echo "sglang-router[$CONTAINER_NAME]: $*" >&2; }
+for tool in docker jq curl; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
+auth=(-H "Authorization: Bearer $API_KEY")
+
+current=$(docker inspect --format '{{index .Config.Labels "io.reprobench.spec"}} {{.State.Running}}' "$CONTAINER_NAME" 2>/dev/null || true)
+if [ "$current" = "$SPEC true" ]; then
+  log "container is current (spec $SPEC)"
+else
+  if [ -n "$current" ]; then
+    log "replacing container (was: $current)"
+    docker stop --time "$(docker inspect --format '{{.Config.StopTimeout}}' "$CONTAINER_NAME" 2>/dev/null || echo 30)" "$CONTAINER_NAME" >/dev/null 2>&1 || true
+    docker rm -f "$CONTAINER_NAME" >/dev/null
+  fi
+  mapfile -t docker_args < <(jq -r '.[]' <<<"$DOCKER_ARGS_JSON")
+  mapfile -t command < <(jq -r '.[]' <<<"$COMMAND_JSON")
+  if [ "${CONTAINER_USER:-ssh-user}" = ssh-user ]; then docker_args+=(--user "$(id -u):$(id -g)"); else docker_args+=(--user "$CONTAINER_USER"); fi
+  docker image inspect "$IMAGE" >/dev/null 2>&1 || docker pull --quiet "$IMAGE" >&2
+  docker run --detach --name "$CONTAINER_NAME" \
+    --label io.reprobench.managed=1 --label "io.reprobench.spec=$SPEC" \
+    "${docker_args[@]}" "$IMAGE" "${command[@]}" --api-key "$API_KEY" >/dev/null
+  log "started container"
+fi
+
+want=$(jq -c 'sort' <<<"$EXPECTED_WORKERS")
+deadline=$(( $(date +%s) + READY_TIMEOUT_SECONDS ))
+while :; do
+  if [ "$(docker inspect --format '{{.State.Running}}' "$CONTAINER_NAME" 2>/dev/null)" != true ]; then
+    docker logs --tail 40 "$CONTAINER_NAME" >&2 2>&1 || true
+    die "router container exited"
+  fi
+  ready=$(curl -sS --max-time 10 "$ROUTER_URL/readiness" 2>/dev/null || true)
+  workers=$(curl -fsS --max-time 10 "${auth[@]}" "$ROUTER_URL/workers" 2>/dev/null || echo '{}')
+  have=$(jq -c '[.workers[]?.url] | sort' <<<"$workers")
+  healthy=$(jq -r '.healthy_workers // 0' 2>/dev/null <<<"${ready:-null}" || echo 0)
+  if [ "$have" = "$want" ] && [ "$healthy" = "$(jq length <<<"$want")" ]; then break; fi
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    die "router not ready after ${READY_TIMEOUT_SECONDS}s: /readiness=${ready:-none}; /workers lists $have, expected $want"
+  fi
+  sleep 3
+done
+log "/readiness: $healthy healthy workers; /workers lists every DP rank"
+
+models=$(curl -fsS --max-time 30 "${auth[@]}" "$ROUTER_URL/v1/models") || die "/v1/models failed"
+jq -e --arg m "$SERVED_MODEL_NAME" 'any(.data[]; .id == $m)' <<<"$models" >/dev/null ||
+  die "/v1/models does not list $SERVED_MODEL_NAME: $models"
+
+body=$(jq -nc --arg m "$SERVED_MODEL_NAME" '{model: $m, max_tokens: 64, temperature: 0,
+  messages: [{role: "user", content: "Reply with exactly READY."}]}')
+reply=$(curl -fsS --max-time 600 "${auth[@]}" -H 'Content-Type: application/json' -d "$body" "$ROUTER_URL/v1/chat/completions") ||
+  die "chat completion through the router failed"
+content=$(jq -r '.choices[0].message.content // ""' <<<"$reply")
+grep -q READY <<<"$content" || die "completion did not answer READY: $(jq -c '.choices[0].message' <<<"$reply")"
+log "completion through the router answered READY"
+jq -nc --argjson workers "$have" --argjson models "$models" '{workers: $workers, models: [$models.data[].id]}'
