@@ -18,8 +18,9 @@ export default defineConfig({
           include: ["test/integration/**/*.test.ts"],
           testTimeout: 45 * 60_000,
           hookTimeout: 45 * 60_000,
-          fileParallelism: false,
-          sequence: { concurrent: false },
+          // One file at a time: they share the simulated hosts.
+          pool: "forks",
+          poolOptions: { forks: { singleFork: true } },
         },
       },
     ],
