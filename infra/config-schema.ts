@@ -352,6 +352,8 @@ export const proxySchema = z
     bridgePort: port.default(27891),
     /** Name task containers use for the host (seed: host.docker.internal via extra_hosts host-gateway). */
     containerHost: z.string().regex(HOSTNAME, { message: "expected a host name" }).default("host.docker.internal"),
+    /** URL fetched through the bridge from a container to prove it works (seed: https://example.com/). */
+    checkUrl: z.string().url({ message: "expected a URL" }).default("https://example.com/"),
     /** NO_PROXY / no_proxy inside task containers (seed: 127.0.0.1,localhost). */
     noProxy: z.array(z.string().min(1)).default(["127.0.0.1", "localhost"]),
   })
@@ -379,6 +381,8 @@ export const toolBundleSchema = z
       .default(
         "https://files.pythonhosted.org/packages/55/72/d79812aa210d411f7659fde4bbb1d5ef0e80950ff70f98bfdc57e12787dc/asciinema-2.4.0-py3-none-any.whl",
       ),
+    /** A task image without tmux/asciinema, used to prove the bundle (and the proxy bridge) from inside a container (seed: CANARY_IMAGE). */
+    canaryImage: imageRef.default("alexgshaw/regex-chess:20251031"),
     /** tmux comes from the runner host with its shared libraries (the seed copies $(command -v tmux)). */
     tmux: z.enum(["host"]).default("host"),
   })
