@@ -102,20 +102,20 @@ const PAGE_SCRIPT = `
   Chart.defaults.font.size = 11;
   var many = data.tasks.length > 30;
   var xTicks = { autoSkip: false, maxRotation: 90, minRotation: many ? 90 : 0, font: { size: many ? 8 : 11 } };
-  function bar(id, datasets, yTitle, extra) {
+  function bar(id, datasets, yTitle, yTicks) {
     return new Chart(document.getElementById(id), {
       type: "bar",
       data: { labels: data.tasks, datasets: datasets },
-      options: Object.assign({ responsive: true, maintainAspectRatio: false,
-        scales: { x: { stacked: true, ticks: xTicks }, y: { stacked: true, title: { display: true, text: yTitle } } },
-        plugins: { legend: { position: "top" } } }, extra || {})
+      options: { responsive: true, maintainAspectRatio: false,
+        scales: { x: { stacked: true, ticks: xTicks }, y: { stacked: true, ticks: yTicks || {}, title: { display: true, text: yTitle } } },
+        plugins: { legend: { position: "top" } } }
     });
   }
   bar("chart-outcomes", [
     { label: "passed", data: data.outcomes.passed, backgroundColor: "#2e9d5b" },
     { label: "failed", data: data.outcomes.failed, backgroundColor: "#d64545" },
     { label: "errored (no reward)", data: data.outcomes.errored, backgroundColor: "#9aa0a6" }
-  ], "trials");
+  ], "trials", { precision: 0, stepSize: 1 });
   bar("chart-durations", [
     { label: "environment setup", data: data.minutes.environmentSetup, backgroundColor: "#8e7cc3" },
     { label: "agent setup", data: data.minutes.agentSetup, backgroundColor: "#f6b26b" },

@@ -141,7 +141,11 @@ describe("scores", () => {
     expect((r.scores.corrected.mean! * 100).toFixed(2)).toBe("72.73");
     expect(r.runConditions.leaderboardComparable).toBe(false);
     expect(r.runConditions.deviations.join("\n")).toContain("agent_timeout_multiplier is 6");
-    expect(r.tokens.chosen.input).toBe(89 * 100_000);
+    // 8 hand-written trials at the fixture default, 81 generated ones with the fixture's formula.
+    let input = 8 * 100_000;
+    for (let i = 0; i < 81; i++) input += 600_000 + ((i * 7919) % 1_500_000);
+    expect(r.tokens.chosen.input).toBe(input);
+    expect(r.tokens.allTrials.input).toBe(input);
   });
 
   it("computeScore: empty input has null rates", () => {
