@@ -35,8 +35,6 @@ function connection(extra: Record<string, unknown> = {}) {
   return wrapSecret({ host: "127.0.0.1", port: sshd.port, user: "root", privateKey: sshd.clientKey, dialErrorLimit: 1, perDialTimeout: 10, ...extra });
 }
 
-const unwrap = (v: unknown) => (v as { value: unknown }).value;
-
 describe("remote Command lifecycle", () => {
   it("create runs `create` and returns stdout/stderr with the connection still secret", async () => {
     const r = await provider.create!(CMD, { connection: connection(), create: "echo out; echo err >&2; whoami" });
