@@ -1,0 +1,146 @@
+// The committed stack files: prod = seed 000's final run, dev = the same cluster for a smoke run,
+// local = the simulated cluster. They must parse, and say what the briefs say they say.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  SECRET_PLACEHOLDER,
+  apiBase,
+  checkStackFile,
+  hostsWithRole,
+  parseConfig,
+  readStackFile,
+  stackConfigFromYaml,
+  workerSettings,
+} from "../../../infra/config";
+import { REPO } from "./helpers";
+
+function parseStack(stack: string, withSecrets: boolean) {
+  const raw = readStackFile(join(REPO, `Pulumi.${stack}.yaml`));
+  // dev/prod leave secrets to `pulumi config set --secret`; simulate that having happened.
+  const withPlaceholders = withSecrets ? { sshPrivateKeys: { default: SECRET_PLACEHOLDER }, proxyUpstream: SECRET_PLACEHOLDER, ...raw } : raw;
+  const result = parseConfig(withPlaceholders, { requireSecrets: withSecrets });
+  if (!result.ok) throw new Error(`Pulumi.${stack}.yaml: ${JSON.stringify(result.problems, null, 2)}`);
+  return result.config;
+}
+
+describe("stack files", () => {
+  it.each(["prod", "dev", "local"])("Pulumi.%s.yaml parses without its secrets (preview / config validate)", (stack) => {
+    const check = checkStackFile(join(REPO, `Pulumi.${stack}.yaml`));
+    expect(check.problems).toEqual([]);
+    expect(check.ok).toBe(true);
+  });
+
+  it.each(["prod", "dev"])("Pulumi.%s.yaml names exactly the secrets pulumi up still needs", (stack) => {
+    const check = checkStackFile(join(REPO, `Pulumi.${stack}.yaml`));
+    expect(check.missingSecrets.map((p) => p.key)).toEqual([
+      "reprobench:sshPrivateKeys.worker-a",
+      "reprobench:sshPrivateKeys.worker-b",
+      "reprobench:proxyUpstream",
+    ]);
+    expect(checkStackFile(join(REPO, `Pulumi.${stack}.yaml`), { requireSecrets: true }).ok).toBe(false);
+  });
+
+  it("prod is seed 000's final run: 2 × 8 GPUs, TP4×DP2 each, worker-b router+runner, c25/a20, 6×/5×, 89 tasks", () => {
+    const c = parseStack("prod", true);
+    expect(c.environment).toBe("real");
+    expect(c.hosts.map((h) => [h.name, h.gpus, h.roles])).toEqual([
+      ["worker-a", 8, ["worker"]],
+      ["worker-b", 8, ["worker", "router", "runner"]],
+    ]);
+    for (const h of hostsWithRole(c, "worker")) {
+      const s = workerSettings(c, h.name);
+      expect([s.tp, s.dp, s.maxRunningRequests, s.maxMambaCacheSize]).toEqual([4, 2, 5, 25]);
+    }
+    expect(c.run).toMatchObject({ enabled: true, nConcurrentTrials: 25, nConcurrentAgents: 20, agentTimeoutMultiplier: 6, agentSetupTimeoutMultiplier: 5, agent: "terminus-2" });
+    expect(c.run.taskFilter).toEqual({ include: [], exclude: [], nTasks: null });
+    expect(c.harbor.expectedTaskCount).toBe(89);
+    expect(c.docker.verifyNetworks).toBe(64);
+    expect(apiBase(c)).toBe("http://127.0.0.1:30000/v1");
+    // Placeholder addresses only (TEST-NET-3): nothing real is committed.
+    expect(c.hosts.every((h) => h.ssh.host.startsWith("203.0.113."))).toBe(true);
+  });
+
+  it("dev is the prod cluster running one or two tasks at 3×", () => {
+    const prod = parseStack("prod", true);
+    const dev = parseStack("dev", true);
+    expect(dev.hosts).toEqual(prod.hosts);
+    expect(dev.sglang).toEqual(prod.sglang);
+    expect(dev.router).toEqual(prod.router);
+    expect(dev.run.agentTimeoutMultiplier).toBe(3);
+    const selected = dev.run.taskFilter.nTasks ?? dev.run.taskFilter.include.length;
+    expect(selected).toBeGreaterThanOrEqual(1);
+    expect(selected).toBeLessThanOrEqual(2);
+    expect(dev.run.enabled).toBe(true);
+  });
+
+  it("local is the simulated cluster from the sim brief", () => {
+    const c = parseStack("local", true);
+    expect(c.environment).toBe("sim");
+    expect(c.hosts.map((h) => ({ name: h.name, ssh: h.ssh, privateIp: h.privateIp, gpus: h.gpus, roles: h.roles }))).toEqual([
+      {
+        name: "worker-a",
+        ssh: { host: "127.0.0.1", port: 2201, user: "root", hostKeyFile: ".sim/hosts/worker-a/ssh_host_ed25519_key.pub", privateKeyFile: ".sim/id_ed25519" },
+        privateIp: "172.31.250.11",
+        gpus: 0,
+        roles: ["worker"],
+      },
+      {
+        name: "worker-b",
+        ssh: { host: "127.0.0.1", port: 2202, user: "root", hostKeyFile: ".sim/hosts/worker-b/ssh_host_ed25519_key.pub", privateKeyFile: ".sim/id_ed25519" },
+        privateIp: "172.31.250.12",
+        gpus: 0,
+        roles: ["worker", "router", "runner"],
+      },
+    ]);
+    expect(c.sglang).toMatchObject({ image: "registry.sim:5000/reprobench/sglang-double:latest", gpus: "none", tp: 4, dp: 2 });
+    expect(c.router.image).toBe(c.sglang.image);
+    expect(c.harbor).toMatchObject({ datasetRepo: "sim/dataset", datasetCommit: null, expectedTaskCount: 3, jobsDir: "/var/lib/reprobench/jobs" });
+    // The local file needs no encrypted secrets at all: keys come from .sim/, the proxy URL has no credentials.
+    expect(checkStackFile(join(REPO, "Pulumi.local.yaml"), { requireSecrets: true }).ok).toBe(true);
+  });
+});
+
+describe("readStackFile", () => {
+  it("keeps reprobench:* keys, strips the prefix, masks secure values (nested too), ignores other namespaces", () => {
+    const raw = stackConfigFromYaml(
+      [
+        "encryptionsalt: v1:abc",
+        "config:",
+        "  aws:region: us-east-1",
+        "  reprobench:environment: sim",
+        "  reprobench:proxyUpstream:",
+        "    secure: v1:AAAA",
+        "  reprobench:sshPrivateKeys:",
+        "    worker-a:",
+        "      secure: v1:BBBB",
+        "  reprobench:run:",
+        "    taskFilter:",
+        "      include: [a]",
+      ].join("\n"),
+    );
+    expect(raw).toEqual({
+      environment: "sim",
+      proxyUpstream: "[secret]",
+      sshPrivateKeys: { "worker-a": "[secret]" },
+      run: { taskFilter: { include: ["a"] } },
+    });
+  });
+
+  it("an empty file or one without config yields no keys (parseConfig then reports what is missing)", () => {
+    expect(stackConfigFromYaml("")).toEqual({});
+    expect(stackConfigFromYaml("encryptionsalt: x\n")).toEqual({});
+  });
+
+  it("names the file on unreadable or malformed input", () => {
+    const dir = mkdtempSync(join(tmpdir(), "reprobench-config-"));
+    const broken = join(dir, "Pulumi.broken.yaml");
+    writeFileSync(broken, "config:\n  reprobench:hosts: [\n");
+    expect(() => readStackFile(broken)).toThrow(/Pulumi\.broken\.yaml: invalid YAML/);
+    expect(() => readStackFile(join(dir, "Pulumi.none.yaml"))).toThrow(/cannot read stack file .*Pulumi\.none\.yaml: ENOENT/);
+    const list = join(dir, "Pulumi.list.yaml");
+    writeFileSync(list, "- a\n- b\n");
+    expect(() => readStackFile(list)).toThrow(/Pulumi\.list\.yaml: expected a YAML mapping/);
+  });
+});
