@@ -81,8 +81,11 @@ const TYPE_NAMES: Record<string, string> = {
 // Turns zod's built-in issues into "expected …" phrases; checks with their own message keep it.
 const errorMap: z.ZodErrorMap = (issue, ctx) => {
   switch (issue.code) {
-    case z.ZodIssueCode.invalid_type:
-      return { message: `expected ${TYPE_NAMES[issue.expected] ?? issue.expected}` };
+    case z.ZodIssueCode.invalid_type: {
+      // YAML reads unquoted 7131e43, 0755, yes… as numbers or booleans.
+      const hint = issue.expected === "string" && (issue.received === "number" || issue.received === "boolean") ? " (quote the value in YAML)" : "";
+      return { message: `expected ${TYPE_NAMES[issue.expected] ?? issue.expected}${hint}` };
+    }
     case z.ZodIssueCode.invalid_literal:
       return { message: `expected ${JSON.stringify(issue.expected)}` };
     case z.ZodIssueCode.invalid_enum_value:
@@ -340,7 +343,7 @@ function secretProblems(config: ReprobenchConfig): ConfigProblem[] {
     }
   }
   if (config.proxyUpstream !== undefined && config.proxyUpstream !== SECRET_PLACEHOLDER && !isProxyUrl(config.proxyUpstream)) {
-    out.push(problem(["proxyUpstream"], "got a value that is not a proxy URL (not shown); expected http://[user:password@]host:port (or https, socks5, socks5h)"));
+    out.push(problem(["proxyUpstream"], "got a value that is not a proxy URL (not shown); expected a URL with scheme http, https, socks5 or socks5h, a host and a port (credentials allowed)"));
   }
   return out;
 }
@@ -425,7 +428,7 @@ function addressPoolProblems(config: ReprobenchConfig): ConfigProblem[] {
   });
   // Harbor makes one network per running trial (seed: "all predefined address pools have been fully subnetted").
   if (out.length === 0 && networks < config.run.nConcurrentTrials) {
-    out.push(problem(["docker", "addressPools"], `provide ${networks} networks; expected at least run.nConcurrentTrials = ${config.run.nConcurrentTrials} (one network per running trial)`));
+    out.push(problem(["docker", "addressPools"], `the pools provide ${networks} network${networks === 1 ? "" : "s"}; expected at least run.nConcurrentTrials = ${config.run.nConcurrentTrials} (one network per running trial)`));
   }
   return out;
 }
