@@ -11,9 +11,12 @@ export interface SshConnection {
   hostKey: string;
 }
 
+/** SshConnection whose fields may be Outputs (the private key usually is a secret Output). */
+export type SshConnectionInput = { [K in keyof SshConnection]: pulumi.Input<SshConnection[K]> };
+
 export interface CheckedCommandArgs {
   /** Where to run. Marked secret as a whole, since it carries the private key. */
-  readonly connection: pulumi.Input<SshConnection>;
+  readonly connection: pulumi.Input<SshConnectionInput>;
   /** Bash script run on create and whenever `spec` changes; must be idempotent. */
   readonly create: pulumi.Input<string>;
   /** Bash script run on delete. */
@@ -139,9 +142,9 @@ function sshRunner(): (s: Pick<State, "connection" | "environment" | "timeoutSec
  */
 export class CheckedCommand extends pulumi.dynamic.Resource {
   /** What the check printed last. */
-  public readonly observed!: pulumi.Output<string>;
+  declare public readonly observed: pulumi.Output<string>;
   /** The create script's stdout. */
-  public readonly stdout!: pulumi.Output<string>;
+  declare public readonly stdout: pulumi.Output<string>;
 
   constructor(name: string, args: CheckedCommandArgs, opts?: pulumi.CustomResourceOptions) {
     super(

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ReprobenchConfig } from "../infra/config";
 import { hostsWithRole, routerCommand, workerSettings } from "../infra/config";
-import { CheckedCommand, type SshConnection } from "./checked-command";
+import { CheckedCommand, type SshConnectionInput } from "./checked-command";
 import { scriptWithEnv, specHash } from "./host-script";
 
 /** `docker run` options for the router (seed 000: host network, nofile 65536, the model mounted read-only). */
@@ -52,7 +52,7 @@ export function routerScriptEnv(config: ReprobenchConfig): Record<string, string
 
 export interface SglangRouterArgs {
   /** SSH connection to the router host. */
-  readonly connection: pulumi.Input<SshConnection>;
+  readonly connection: pulumi.Input<SshConnectionInput>;
   /** The whole stack config (the router needs every worker's URL and DP size). */
   readonly config: ReprobenchConfig;
   /** The workers' shared --api-key. Secret. */

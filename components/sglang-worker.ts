@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ResolvedSglangSettings } from "../infra/config";
 import { sglangCommand } from "../infra/config";
-import { CheckedCommand, type SshConnection } from "./checked-command";
+import { CheckedCommand, type SshConnectionInput } from "./checked-command";
 import { scriptWithEnv, specHash } from "./host-script";
 
 /** `docker run` options for one SGLang worker, as seed 000 starts it (the image and argv follow). */
@@ -52,7 +52,7 @@ export function workerScriptEnv(s: ResolvedSglangSettings): Record<string, strin
 
 export interface SglangWorkerArgs {
   /** SSH connection to the worker host. */
-  readonly connection: pulumi.Input<SshConnection>;
+  readonly connection: pulumi.Input<SshConnectionInput>;
   /** The worker's resolved settings (sglang + this host's override). */
   readonly settings: ResolvedSglangSettings;
   /** The --api-key every worker and the router share. Secret. */

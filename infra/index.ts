@@ -1,4 +1,65 @@
+// The reprobench program: converge the benchmark cluster described by the stack config, in the order
+// seed 000 does it by hand — Docker address pools on every host, the proxy bridge and the tool bundle
+// on the runner, SGLang workers (each gated on /health and /server_info), then the router over all of
+// them. Destroy runs in reverse: router (drained) → workers → bridge → daemon.json restored.
 import * as pulumi from "@pulumi/pulumi";
+import * as random from "@pulumi/random";
+import { DockerDaemonConfig } from "../components/docker-daemon";
+import { ProxyBridge } from "../components/proxy-bridge";
+import { SglangRouter } from "../components/sglang-router";
+import { SglangWorker } from "../components/sglang-worker";
+import { ToolBundle } from "../components/tool-bundle";
+import { hostsWithRole, loadConfig, soleHostWithRole, sshConnection, workerSettings } from "./config";
 
-export const project = pulumi.getProject();
-export const stack = pulumi.getStack();
+// Validates everything first: a bad value fails here, before any resource is registered.
+const loaded = loadConfig();
+const { config } = loaded;
+
+// One key for every worker's --api-key; the router presents it to the workers and Harbor to the router.
+const apiKey = new random.RandomPassword("sglang-api-key", { length: 40, special: false });
+
+const daemons: Record<string, DockerDaemonConfig> = {};
+for (const host of config.hosts) {
+  daemons[host.name] = new DockerDaemonConfig(`${host.name}-docker`, {
+    connection: sshConnection(loaded, host.name),
+    docker: config.docker,
+  });
+}
+
+const runner = soleHostWithRole(config, "runner");
+const runnerConnection = sshConnection(loaded, runner.name);
+
+const bridge =
+  config.proxy.enabled && loaded.secrets.proxyUpstream
+    ? new ProxyBridge("proxy-bridge", { connection: runnerConnection, config, upstream: loaded.secrets.proxyUpstream }, { dependsOn: [daemons[runner.name]] })
+    : undefined;
+
+const toolBundle = config.toolBundle.enabled
+  ? new ToolBundle("tool-bundle", { connection: runnerConnection, toolBundle: config.toolBundle }, { dependsOn: [daemons[runner.name]] })
+  : undefined;
+
+// Workers start after their host's daemon.json is settled (a docker restart would kill them) and after
+// the bridge, so that destroy removes the bridge only once the model servers are gone.
+const workers = hostsWithRole(config, "worker").map(
+  (host) =>
+    new SglangWorker(
+      `${host.name}-sglang`,
+      { connection: sshConnection(loaded, host.name), settings: workerSettings(config, host.name), apiKey: apiKey.result },
+      { dependsOn: [daemons[host.name], ...(bridge ? [bridge] : [])] },
+    ),
+);
+
+const routerHost = soleHostWithRole(config, "router");
+const router = new SglangRouter(
+  "router",
+  { connection: sshConnection(loaded, routerHost.name), config, apiKey: apiKey.result },
+  { dependsOn: [...workers, daemons[routerHost.name]] },
+);
+
+export const workerUrls = workers.map((w) => w.url);
+export const workerServerInfo = workers.map((w) => w.serverInfo);
+export const routerUrl = router.url;
+export const routerStatus = router.status;
+export const proxyBridge = bridge ? bridge.listen : "not configured";
+export const toolBundleReport = toolBundle ? toolBundle.report : "disabled";
+export const sglangApiKey = pulumi.secret(apiKey.result);

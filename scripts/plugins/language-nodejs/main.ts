@@ -13,7 +13,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 
-/* eslint-disable @typescript-eslint/no-require-imports -- the generated stubs are CommonJS without types we can import statically */
+/* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any -- the generated gRPC stubs are untyped CommonJS */
 const languageGrpc = require("@pulumi/pulumi/proto/language_grpc_pb");
 const languagePb = require("@pulumi/pulumi/proto/language_pb");
 const pluginPb = require("@pulumi/pulumi/proto/plugin_pb");

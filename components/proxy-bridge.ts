@@ -1,0 +1,66 @@
+import * as pulumi from "@pulumi/pulumi";
+import type { ReprobenchConfig } from "../infra/config";
+import { CheckedCommand, type SshConnectionInput } from "./checked-command";
+import { scriptWithEnv } from "./host-script";
+
+export const PROXY_BRIDGE_UNIT = "reprobench-proxy-bridge";
+
+/** host and port of the upstream proxy URL; credentials stay with the upstream (socat forwards TCP). */
+export function upstreamEndpoint(url: string): { host: string; port: number } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`reprobench:proxyUpstream: expected a URL such as http://127.0.0.1:27890`);
+  }
+  const port = parsed.port ? Number(parsed.port) : parsed.protocol === "https:" ? 443 : 80;
+  return { host: parsed.hostname.replace(/^\[|\]$/g, ""), port };
+}
+
+/** Inputs of proxy-bridge.sh (no secrets: the upstream's host and port only). */
+export function bridgeScriptEnv(config: ReprobenchConfig, upstreamUrl: string): Record<string, string> {
+  const { host, port } = upstreamEndpoint(upstreamUrl);
+  return {
+    UNIT: PROXY_BRIDGE_UNIT,
+    BRIDGE_PORT: String(config.proxy.bridgePort),
+    UPSTREAM_HOST: host,
+    UPSTREAM_PORT: String(port),
+    CONTAINER_HOST: config.proxy.containerHost,
+    CHECK_IMAGE: config.toolBundle.canaryImage,
+    CHECK_URL: config.proxy.checkUrl,
+  };
+}
+
+export interface ProxyBridgeArgs {
+  /** SSH connection to the runner host. */
+  readonly connection: pulumi.Input<SshConnectionInput>;
+  readonly config: ReprobenchConfig;
+  /** reprobench:proxyUpstream (secret: it may carry credentials). */
+  readonly upstream: pulumi.Input<string>;
+}
+
+/**
+ * socat from the docker bridge gateway to the runner's proxy, as a systemd unit (restarts on failure
+ * and survives reboots, unlike the seed's tmux session); verified from a container.
+ */
+export class ProxyBridge extends pulumi.ComponentResource {
+  /** gateway:port task containers use (via host.docker.internal). */
+  public readonly listen: pulumi.Output<string>;
+
+  constructor(name: string, args: ProxyBridgeArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("reprobench:cluster:ProxyBridge", name, {}, opts);
+    const unit = new CheckedCommand(
+      `${name}-unit`,
+      {
+        connection: args.connection,
+        create: pulumi.secret(pulumi.output(args.upstream).apply((u) => scriptWithEnv("proxy-bridge", bridgeScriptEnv(args.config, u)))),
+        check: scriptWithEnv("proxy-bridge-check", { UNIT: PROXY_BRIDGE_UNIT }),
+        delete: scriptWithEnv("proxy-bridge-remove", { UNIT: PROXY_BRIDGE_UNIT }),
+        timeoutSeconds: 600,
+      },
+      { parent: this },
+    );
+    this.listen = unit.stdout.apply((s) => s.trim().split("\n").pop() ?? "");
+    this.registerOutputs({ listen: this.listen });
+  }
+}
