@@ -137,7 +137,8 @@ const PAGE_SCRIPT = `
     type: "bar",
     data: { labels: data.taxonomy.labels, datasets: [{ label: "trials", data: data.taxonomy.counts,
       backgroundColor: ["#d64545", "#cc0000", "#e69138", "#f6b26b", "#c27ba0", "#674ea7", "#8e7cc3", "#9aa0a6", "#444444"] }] },
-    options: { indexAxis: "y", responsive: true, maintainAspectRatio: false, plugins: { legend: { display: false } } }
+    options: { indexAxis: "y", responsive: true, maintainAspectRatio: false, plugins: { legend: { display: false } },
+      scales: { x: { ticks: { precision: 0 }, title: { display: true, text: "counted trials" } } } }
   });
   document.body.setAttribute("data-charts", "ready");
 })();
@@ -207,7 +208,7 @@ ${card("wall clock", duration(r.durations.wallClockSec), `trial median ${duratio
 <h2>Outcome per task</h2><div class="chart"><canvas id="chart-outcomes"></canvas></div>
 <h2>Duration per task</h2><div class="chart"><canvas id="chart-durations"></canvas></div>
 <h2>Tokens per task</h2><div class="chart"><canvas id="chart-tokens"></canvas></div>
-<h2>Failure taxonomy</h2><div class="chart small"><canvas id="chart-taxonomy"></canvas></div>
+<h2 id="taxonomy">Failure taxonomy</h2><div class="chart small"><canvas id="chart-taxonomy"></canvas></div>
 ${evidence ? `<h3>Evidence from the logs</h3><table><tr><th>task</th><th>outcome</th><th>file:line, signature, line</th></tr>${evidence}</table>` : ""}
 ${verdicts ? `<h2>Manual verdicts</h2><table><tr><th>task</th><th>raw</th><th>verdict</th><th>reason</th><th>evidence</th></tr>${verdicts}</table>` : ""}
 <h2>Per task</h2>
