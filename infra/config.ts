@@ -156,7 +156,7 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const warn = options.warn ?? ((m: string) => void pulumi.log.warn(m));
   const raw = rawFromPulumiConfig(options.all ?? pulumi.runtime.allConfig());
   const fail = (problems: ConfigProblem[]): never => {
-    throw new Error(`invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${formatProblems(problems)}`);
+    throw new pulumi.RunError(`invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${formatProblems(problems)}`);
   };
   const plaintext = plaintextSecretProblems(raw, (k) => isConfigSecret(`${NAMESPACE}:${k}`));
   const parsed = parseConfig(raw, { requireSecrets });
