@@ -1,6 +1,6 @@
 // The audit proper: pure functions from parsed job records to an AuditReport. No file system here; see
 // load.ts for reading job directories.
-import { asRecord, HarborConfig, JobResult, parseTime, secondsBetween, TrialResult } from "./harbor";
+import { asRecord, HarborConfig, JobResult, parseTime, redactSecrets, secondsBetween, TrialResult } from "./harbor";
 import { configDeviations } from "./leaderboard";
 import { Override } from "./overrides";
 import { AUDIT_SCHEMA_VERSION, AuditReport, AuditTrial, Outcome, Phases, Score, Tokens } from "./schema";
@@ -49,7 +49,7 @@ export function trialInput(job: string, dirName: string, r: TrialResult): TrialI
     finishedAt: r.finished_at ?? null,
     reward,
     exceptionType: r.exception_info?.exception_type ?? null,
-    exceptionMessage: r.exception_info?.exception_message ?? null,
+    exceptionMessage: r.exception_info?.exception_message ? (redactSecrets(r.exception_info.exception_message) as string) : null,
     tokens: {
       input: ar?.n_input_tokens ?? 0,
       cache: ar?.n_cache_tokens ?? 0,

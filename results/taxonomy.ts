@@ -1,5 +1,6 @@
 // Failure taxonomy: what kind of failure a trial had, from its exception type first and its logs second.
 // Seed 000's rule — "reward 0 is not automatically a model failure" — is why logs are scanned at all.
+import { redactSecrets } from "./harbor";
 
 export const CATEGORIES = [
   "task_failed", // verifier ran and gave reward 0, no exception
@@ -156,7 +157,8 @@ export function scanText(text: string, file: string): Evidence[] {
       const n = counts.get(sig.id) ?? 0;
       if (n >= MAX_HITS_PER_SIGNATURE || !sig.pattern.test(line)) continue;
       counts.set(sig.id, n + 1);
-      const trimmed = line.trim();
+      // Proxy URLs in logs may carry credentials; evidence ends up in reports and JSON.
+      const trimmed = (redactSecrets(line) as string).trim();
       hits.push({
         signature: sig.id,
         category: sig.category,

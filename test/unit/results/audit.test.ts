@@ -189,6 +189,11 @@ describe("inputs", () => {
 });
 
 describe("signatures and classification (pure)", () => {
+  it("redacts proxy credentials in evidence lines", () => {
+    const [hit] = scanText("ok\nProxyError: http://alice:s3cret@10.0.0.5:27890 returned 502 Bad Gateway", "p.log");
+    expect(hit).toMatchObject({ signature: "proxy-502", line: 2 });
+    expect(hit.text).toBe("ProxyError: http://[redacted]@10.0.0.5:27890 returned 502 Bad Gateway");
+  });
   it("finds address pool exhaustion on its line", () => {
     expect(scanText(LOGS.addressPools, "x.log")).toEqual([expect.objectContaining({ signature: "address-pools-exhausted", line: 2 })]);
   });
