@@ -308,6 +308,17 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
             return True
         return self.headers.get("Authorization") == f"Bearer {key}"
 
+    def parse_request(self) -> bool:
+        # The router's gRPC probe opens with the HTTP/2 preface. Plain http.server answers it in
+        # HTTP/0.9 style (a bare HTML body); send a proper HTTP/1.1 505 and close instead.
+        if self.raw_requestline.startswith(b"PRI * HTTP/2.0"):
+            self.command, self.path, self.request_version = "PRI", "*", "HTTP/1.1"
+            self.requestline = "PRI * HTTP/2.0"
+            self.close_connection = True
+            self.send_error(505, "HTTP/2 is not supported here (HTTP/1.1 only)")
+            return False
+        return super().parse_request()
+
     # -- dispatch -------------------------------------------------------------------------------
     def do_GET(self) -> None:
         self._dispatch()

@@ -387,7 +387,7 @@ describe("junk on the port (the router's gRPC/HTTP2 probe)", () => {
     const preface = Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
     for (let i = 0; i < 3; i++) {
       const answer = await sendRaw(double.port, preface);
-      expect(answer).toContain("505");
+      expect(answer.startsWith("HTTP/1.1 505 ")).toBe(true);
     }
     // A TLS ClientHello start: not HTTP at all.
     await sendRaw(double.port, Buffer.from([0x16, 0x03, 0x01, 0x00, 0xff, 0x01, 0x00]), true);
