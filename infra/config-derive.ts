@@ -51,16 +51,16 @@ export function workerSettings(config: ReprobenchConfig, hostName: string): Reso
   };
 }
 
-/** Flags the config keys own; extraArgs must not repeat them (the later flag would silently win). */
+/** Flags reprobench sets itself (config keys, the shared API key); extraArgs must not repeat them. */
 export const SGLANG_MANAGED_FLAGS = [
   "--model-path", "--model", "--served-model-name", "--host", "--port", "--tp-size", "--tp",
   "--tensor-parallel-size", "--dp-size", "--dp", "--data-parallel-size", "--context-length",
   "--max-running-requests", "--max-mamba-cache-size", "--mem-fraction-static", "--reasoning-parser",
-  "--tool-call-parser",
+  "--tool-call-parser", "--api-key",
 ];
 export const ROUTER_MANAGED_FLAGS = [
   "--host", "--port", "--worker-urls", "--policy", "--dp-aware", "--balance-abs-threshold",
-  "--balance-rel-threshold", "--worker-startup-timeout-secs", "--request-timeout-secs", "--prometheus-port",
+  "--balance-rel-threshold", "--worker-startup-timeout-secs", "--request-timeout-secs", "--prometheus-port", "--api-key",
 ];
 
 /** The server command inside the container, e.g. ["sglang", "serve", "--model-path", …] (seed 000 order). */

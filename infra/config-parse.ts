@@ -442,7 +442,7 @@ function managedFlagProblems(config: ReprobenchConfig): ConfigProblem[] {
   const check = (args: string[] | undefined, managed: string[], path: PathPart[]) =>
     (args ?? []).forEach((arg, i) => {
       if (managed.includes(flagName(arg))) {
-        out.push(problem([...path, i], `got ${JSON.stringify(arg)}; expected a flag no config key sets (${flagName(arg)} comes from ${path.slice(0, -1).map(String).join(".")} settings)`));
+        out.push(problem([...path, i], `got ${JSON.stringify(arg)}; expected a flag reprobench does not set itself (${flagName(arg)} is managed: use the ${String(path[0])} keys)`));
       }
     });
   check(config.sglang.extraArgs, SGLANG_MANAGED_FLAGS, ["sglang", "extraArgs"]);
