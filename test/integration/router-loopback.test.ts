@@ -184,3 +184,51 @@ describe("real sglang-router 0.3.2 over two loopback doubles (dp 2 each)", () =>
     await expect(fetch(`${routerUrl}/health`)).rejects.toThrow();
   });
 });
+
+describe("real sglang-router 0.3.2 with --api-key on router and worker", () => {
+  const key = "sk-loopback-test-key";
+  let double: RunningDouble | undefined;
+  let router: ManagedProcess | undefined;
+
+  afterAll(async () => {
+    await router?.stop();
+    await double?.process.stop();
+  });
+
+  it("forwards the key as Bearer to the worker (discovery works) and demands it from clients", async () => {
+    const venv = spawnSync("bash", [path.join(doubleDir, "router-venv.sh")], { encoding: "utf-8", timeout: 600_000 });
+    expect(venv.status, venv.stderr).toBe(0);
+    const routerPython = venv.stdout.trim().split("\n").pop() ?? "";
+    double = await startDouble({ hostTag: "keyed", flags: ["--dp-size", "2", "--api-key", key] });
+    const port = await freePort();
+    const routerUrl = `http://127.0.0.1:${port}`;
+    router = spawnManaged(
+      "sglang-router",
+      routerPython,
+      ["-m", "sglang_router.launch_router", "--host", "127.0.0.1", "--port", String(port), "--worker-urls", double.url,
+        "--dp-aware", "--api-key", key, "--prometheus-host", "127.0.0.1", "--prometheus-port", String(await freePort())],
+      { ...process.env, HF_HUB_OFFLINE: "1", NO_COLOR: "1" },
+    );
+    const auth = { Authorization: `Bearer ${key}` };
+    const urls = await waitFor(
+      "2 workers behind the keyed router",
+      async () => {
+        if (!router?.running) throw new Error(`router exited:\n${router?.logs}`);
+        const response = await fetch(`${routerUrl}/workers`, { headers: auth });
+        const body = (await response.json()) as { workers: RouterWorker[] };
+        return body.workers.length === 2 ? body.workers.map((w) => w.url).sort() : undefined;
+      },
+      60_000,
+      250,
+    );
+    expect(urls).toEqual([`${double.url}@0`, `${double.url}@1`]);
+    expect((await fetch(`${routerUrl}/workers`)).status).toBe(401);
+    const body = { messages: [{ role: "user", content: "Reply with exactly READY." }] };
+    expect((await chat(routerUrl, body)).status).toBe(401);
+    expect((await chat(routerUrl, body, auth)).status).toBe(200);
+    const stats = (await (await fetch(`${double.url}/_double/stats`)).json()) as { unauthorized: number };
+    // The router never reached the worker without the key.
+    expect(stats.unauthorized).toBe(0);
+    expect(router.logs).not.toContain(key);
+  });
+});

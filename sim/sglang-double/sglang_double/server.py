@@ -21,7 +21,6 @@ import json
 import os
 import signal
 import socket
-import socketserver
 import sys
 import threading
 import time
