@@ -55,11 +55,30 @@ export const EXCEPTION_CATEGORIES: Readonly<Record<string, Category>> = {
   RemoteProtocolError: "infra",
   ServerDisconnectedError: "infra",
   ClientConnectorError: "infra",
+  // Harbor 0.21's own wrappers around model-API and environment failures.
+  ApiConnectionError: "infra",
+  ApiConnectionClosedError: "infra",
+  ApiInternalServerError: "infra",
+  ApiOverloadedError: "infra",
+  ApiRateLimitError: "infra",
+  ApiResponseStalledError: "infra",
+  NetworkConnectionError: "infra",
+  DownloadVerifierDirError: "infra",
+  AddTestsDirError: "infra",
+  GKEExecStreamClosedError: "infra",
+  // The run was misconfigured (key, model name, quota): not the model's failure; fix, then mop up.
+  AgentAuthenticationError: "infra",
+  ApiKeyRejectedError: "infra",
+  ModelNotFoundError: "infra",
+  ApiUsageLimitError: "infra",
+  SandboxBuildFailedError: "setup",
+  HealthcheckError: "setup",
   // The agent itself gave up or broke.
   NonZeroAgentExitCodeError: "agent_error",
   ContextWindowExceededError: "agent_error",
   ContextLengthExceededError: "agent_error",
   OutputLengthExceededError: "agent_error",
+  OutputTokenExceededError: "agent_error",
   AgentSafetyRefusalError: "agent_error",
 };
 
