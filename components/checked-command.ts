@@ -31,6 +31,8 @@ export interface CheckedCommandArgs {
   readonly environment?: pulumi.Input<Record<string, pulumi.Input<string>>>;
   /** Anything whose change must re-run create in place (e.g. a hash of the rendered config). */
   readonly spec?: pulumi.Input<string>;
+  /** What runs, as argv (e.g. the server's command line), so a preview shows exactly which flag changes. */
+  readonly summary?: pulumi.Input<pulumi.Input<string>[]>;
   /** Upper bound for one script run, in seconds. */
   readonly timeoutSeconds?: pulumi.Input<number>;
 }
@@ -42,6 +44,7 @@ interface State {
   check: string;
   environment?: Record<string, string>;
   spec?: string;
+  summary?: string[];
   timeoutSeconds?: number;
   /** What `check` printed right after create/update. */
   expected: string;
@@ -77,7 +80,7 @@ const provider: pulumi.dynamic.ResourceProvider = {
   },
   async diff(_id: string, olds: State, news: State) {
     const changed: string[] = [];
-    for (const key of ["create", "delete", "check", "spec", "timeoutSeconds"] as const) {
+    for (const key of ["create", "delete", "check", "spec", "summary", "timeoutSeconds"] as const) {
       if (JSON.stringify(olds[key]) !== JSON.stringify(news[key])) changed.push(key);
     }
     if (JSON.stringify(olds.environment ?? {}) !== JSON.stringify(news.environment ?? {})) changed.push("environment");
@@ -153,8 +156,10 @@ export class CheckedCommand extends pulumi.dynamic.Resource {
       {
         ...args,
         connection: pulumi.secret(args.connection),
-        environment: args.environment ?? {},
+        // Script inputs may carry secrets (API keys): keep the whole map secret.
+        environment: pulumi.secret(args.environment ?? {}),
         spec: args.spec ?? "",
+        summary: args.summary ?? [],
         timeoutSeconds: args.timeoutSeconds ?? 1800,
         expected: undefined,
         observed: undefined,

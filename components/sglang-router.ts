@@ -76,11 +76,14 @@ export class SglangRouter extends pulumi.ComponentResource {
       `${name}-container`,
       {
         connection: args.connection,
-        create: pulumi.secret(pulumi.output(args.apiKey).apply((key) => scriptWithEnv("sglang-router", { ...env, API_KEY: key }))),
+        // The script and its inputs stay readable in previews; only the key travels as a secret.
+        create: scriptWithEnv("sglang-router", env),
+        environment: { API_KEY: args.apiKey },
         check: scriptWithEnv("container-check", { CONTAINER_NAME: env.CONTAINER_NAME }),
         // Drain: give in-flight generations the seed's 180 s before the container goes.
         delete: scriptWithEnv("container-stop", { CONTAINER_NAME: env.CONTAINER_NAME, STOP_TIMEOUT: String(args.config.router.stopTimeoutSecs) }),
         spec: env.SPEC,
+        summary: [...routerDockerArgs(args.config), env.IMAGE, ...routerCommand(args.config)],
         timeoutSeconds: Number(env.READY_TIMEOUT_SECONDS) + 900,
       },
       { parent: this },

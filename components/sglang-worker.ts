@@ -79,10 +79,13 @@ export class SglangWorker extends pulumi.ComponentResource {
       `${name}-container`,
       {
         connection: args.connection,
-        create: pulumi.secret(pulumi.output(args.apiKey).apply((key) => scriptWithEnv("sglang-worker", { ...env, API_KEY: key }))),
+        // The script and its inputs stay readable in previews; only the key travels as a secret.
+        create: scriptWithEnv("sglang-worker", env),
+        environment: { API_KEY: args.apiKey },
         check: scriptWithEnv("container-check", { CONTAINER_NAME: env.CONTAINER_NAME }),
         delete: scriptWithEnv("container-stop", { CONTAINER_NAME: env.CONTAINER_NAME, STOP_TIMEOUT: String(args.settings.stopTimeoutSecs) }),
         spec: env.SPEC,
+        summary: [...workerDockerArgs(args.settings), args.settings.image, ...sglangCommand(args.settings)],
         timeoutSeconds: args.settings.readyTimeoutMinutes * 60 + 600,
       },
       { parent: this },

@@ -1,0 +1,62 @@
+// Runs the real program through the Automation API in a throw-away copy of the project, with its own
+// file backend and passphrase, so tests never touch the checkout's stack files or state.
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+
+export const repoRoot = path.resolve(__dirname, "../..");
+
+/** The environment scripts/env.sh sets up (toolchain on PATH, plugin home, no update checks). */
+export function toolchainEnv(): Record<string, string> {
+  const out = execFileSync("bash", [path.join(repoRoot, "scripts/toolchain.sh"), "--print-env"], { encoding: "utf8" });
+  const env: Record<string, string> = {};
+  for (const line of out.split("\n")) {
+    const m = /^export ([A-Z_]+)=(.*)$/.exec(line);
+    if (m) env[m[1]] = execFileSync("bash", ["-c", `printf %s ${m[2]}`], { encoding: "utf8" });
+  }
+  return env;
+}
+
+const COPIED = ["Pulumi.yaml", "package.json", "tsconfig.json", "infra", "components"];
+
+export interface TestProject {
+  dir: string;
+  env: Record<string, string>;
+  /** Creates (or selects) a stack whose config is the given stack file's, plus `extra` YAML text. */
+  stack(name: string, stackFile: string): Promise<Stack>;
+  cleanup(): void;
+}
+
+export async function testProject(extraFiles: Record<string, string> = {}): Promise<TestProject> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reprobench-project-"));
+  for (const entry of COPIED) fs.cpSync(path.join(repoRoot, entry), path.join(dir, entry), { recursive: true });
+  fs.symlinkSync(path.join(repoRoot, "node_modules"), path.join(dir, "node_modules"));
+  for (const [rel, src] of Object.entries(extraFiles)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.cpSync(src, path.join(dir, rel), { recursive: true });
+  }
+  const state = path.join(dir, ".state");
+  fs.mkdirSync(state);
+  const env = {
+    ...toolchainEnv(),
+    PULUMI_BACKEND_URL: `file://${state}`,
+    PULUMI_CONFIG_PASSPHRASE: "reprobench-test",
+  };
+  return {
+    dir,
+    env,
+    async stack(name, stackFile) {
+      fs.copyFileSync(path.join(repoRoot, stackFile), path.join(dir, `Pulumi.${name}.yaml`));
+      // The checkout's own `pulumi` (scripts/toolchain.sh puts it in .toolchain/bin beside the offline
+      // language host); online installs fall back to the one on PATH.
+      const root = path.join(repoRoot, ".toolchain");
+      const pulumiCommand = fs.existsSync(path.join(root, "bin/pulumi")) ? await PulumiCommand.get({ root }) : undefined;
+      return LocalWorkspace.createOrSelectStack({ stackName: name, workDir: dir }, { envVars: env, pulumiCommand });
+    },
+    cleanup() {
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
