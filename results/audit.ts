@@ -78,36 +78,55 @@ export function attemptsPerTask(jobs: readonly JobInput[]): number {
 }
 
 export const SELECTION_RULE =
-  "per task, the attemptsPerTask trials with the latest finished_at across all given jobs and passes " +
-  "(ties: the job given later wins); older trials of that task are superseded";
+  "per task, trials are replayed oldest to newest by finished_at across all given jobs and passes (ties: the job " +
+  "given later wins) into attemptsPerTask slots; once the slots are full, a newer trial replaces the oldest trial " +
+  "that errored with an infra/setup/cancelled exception type, else the oldest trial. With one attempt per task " +
+  "this is simply the latest finished trial; replaced trials are superseded";
+
+/** Trials a mop-up pass exists to replace: unrewarded, with an infra/setup/cancelled exception type or message. */
+function replaceableFirst(t: TrialInput): boolean {
+  if (t.reward !== null || !t.exceptionType) return false;
+  const c = classifyTrial(t.reward, t.exceptionType, t.exceptionMessage, []).category;
+  return c !== null && UNSCORED_CATEGORIES.has(c);
+}
 
 /**
  * Picks the trials that count. Harbor's own summary cannot be trusted across resume passes and rerun
- * jobs (seed 002), so the latest finished trial per task (per attempt slot when k > 1) wins.
+ * jobs (seed 002), so newer trials replace older ones. With k attempts per task a rerun of two
+ * infra-errored attempts must replace those two, not the two oldest (which may be genuine results).
  */
 export function selectLatest(
   jobs: readonly JobInput[],
   k: number,
 ): Map<string, { chosen: TrialInput[]; superseded: TrialInput[] }> {
-  const byTask = new Map<string, { t: TrialInput; jobIndex: number }[]>();
+  const byTask = new Map<string, { t: TrialInput; jobIndex: number; at: number }[]>();
   jobs.forEach((job, jobIndex) => {
     for (const t of job.trials) {
       const list = byTask.get(t.task) ?? [];
-      list.push({ t, jobIndex });
+      list.push({ t, jobIndex, at: parseTime(t.finishedAt) ?? parseTime(t.startedAt) ?? -Infinity });
       byTask.set(t.task, list);
     }
   });
   const out = new Map<string, { chosen: TrialInput[]; superseded: TrialInput[] }>();
   for (const task of [...byTask.keys()].sort()) {
     const list = byTask.get(task)!;
-    list.sort((a, b) => {
-      const ta = parseTime(a.t.finishedAt) ?? parseTime(a.t.startedAt) ?? -Infinity;
-      const tb = parseTime(b.t.finishedAt) ?? parseTime(b.t.startedAt) ?? -Infinity;
-      if (ta !== tb) return tb - ta;
-      if (a.jobIndex !== b.jobIndex) return b.jobIndex - a.jobIndex;
-      return a.t.trial < b.t.trial ? 1 : -1;
-    });
-    out.set(task, { chosen: list.slice(0, k).map((x) => x.t), superseded: list.slice(k).map((x) => x.t) });
+    list.sort((a, b) => a.at - b.at || a.jobIndex - b.jobIndex || (a.t.trial < b.t.trial ? -1 : a.t.trial > b.t.trial ? 1 : 0));
+    const slots: typeof list = [];
+    const superseded: typeof list = [];
+    for (const entry of list) {
+      if (slots.length < k) {
+        slots.push(entry);
+        continue;
+      }
+      // Slots keep arrival order, so the first match is the oldest of its kind.
+      let victim = slots.findIndex((s) => replaceableFirst(s.t));
+      if (victim < 0) victim = 0;
+      superseded.push(slots[victim]);
+      slots.splice(victim, 1);
+      slots.push(entry);
+    }
+    const newestFirst = (a: (typeof list)[number], b: (typeof list)[number]) => b.at - a.at || b.jobIndex - a.jobIndex;
+    out.set(task, { chosen: slots.sort(newestFirst).map((x) => x.t), superseded: superseded.sort(newestFirst).map((x) => x.t) });
   }
   return out;
 }

@@ -7,11 +7,13 @@ import { AuditReport, AuditReportSchema } from "../../../results/schema";
 import { classifyTrial, defaultMopUpErrorTypes, scanText } from "../../../results/taxonomy";
 import { computeScore, outcomeOf } from "../../../results/audit";
 import {
+  at,
   LOGS,
   MULTI_PASS_OVERRIDES,
   SEED000_OVERRIDES,
   tempDir,
   writeMultiPassScenario,
+  writeJob,
   writeSeed000Scenario,
 } from "../../fixtures/results/build";
 
@@ -50,6 +52,43 @@ describe("selection across passes", () => {
     expect(report.jobs[0].incompleteTrialDirs).toHaveLength(1);
     expect(report.warnings.some((w) => w.includes("without result.json"))).toBe(true);
     expect(report.warnings.some((w) => w.startsWith("qwen-full: job result.json finished_at is null"))).toBe(true);
+  });
+});
+
+describe("selection with several attempts per task", () => {
+  it("a rerun of two infra-errored attempts replaces those two, not the oldest genuine results", () => {
+    const jobsDir = path.join(root, "k5");
+    const first = writeJob(jobsDir, {
+      name: "k5-run",
+      config: { n_attempts: 5 },
+      trials: [
+        { task: "t", attempt: 0, reward: 1, start: at(0) },
+        { task: "t", attempt: 1, reward: 0, start: at(0.1) },
+        { task: "t", attempt: 2, exception: "SandboxError", start: at(0.2) },
+        { task: "t", attempt: 3, reward: 1, start: at(0.3) },
+        { task: "t", attempt: 4, exception: "RuntimeError", exceptionMessage: "all predefined address pools have been fully subnetted", start: at(0.4) },
+      ],
+    });
+    const rerun = writeJob(jobsDir, {
+      name: "k5-rerun",
+      config: { n_attempts: 2 },
+      trials: [
+        { task: "t", attempt: 0, reward: 1, start: at(2) },
+        { task: "t", attempt: 1, exception: "CancelledError", start: at(2.1) },
+      ],
+    });
+    const r = auditDirs([first, rerun]);
+    expect(r.selection.attemptsPerTask).toBe(5);
+    const t = r.tasks[0];
+    const kinds = t.trials.map((x) => `${x.job}:${x.outcome}:${x.exceptionType ?? "-"}`);
+    expect(kinds).toEqual(["k5-rerun:errored:CancelledError", "k5-rerun:passed:-", "k5-run:passed:-", "k5-run:failed:-", "k5-run:passed:-"]);
+    expect(t.supersededTrials.map((p) => p.split("/")[0])).toEqual(["k5-run", "k5-run"]);
+    expect(r.scores.raw).toMatchObject({ nTrials: 5, passed: 3, failed: 1, errored: 1, unscored: 1, scored: 4 });
+    // A third pass replaces the still-cancelled attempt before any genuine one.
+    const third = writeJob(jobsDir, { name: "k5-rerun-2", trials: [{ task: "t", reward: 0, start: at(3) }] });
+    const r3 = auditDirs([first, rerun, third]);
+    expect(r3.tasks[0].trials.map((x) => x.exceptionType)).not.toContain("CancelledError");
+    expect(r3.scores.raw).toMatchObject({ nTrials: 5, passed: 3, failed: 2, errored: 0 });
   });
 });
 
