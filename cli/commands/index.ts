@@ -4,6 +4,7 @@ import { report } from "./report";
 import { resume, rerun } from "./resume";
 import { validate } from "./validate";
 import { pull } from "./pull";
+import { sim } from "./sim";
 // The subcommand table. Each entry lives in its own file; keep one import and one line per command.
 export interface Command {
   /** One line for `reprobench --help`. */
@@ -20,4 +21,5 @@ export const commands: Record<string, Command> = {
   rerun,
   validate,
   pull,
+  sim,
 };

@@ -1,0 +1,39 @@
+// `reprobench sim up|down|status`: the simulated cluster the `local` stack runs on (sim/cluster.ts).
+import { resolve } from "node:path";
+import type { Command } from "./index";
+import { formatStatus, parseSimArgs, SIM_USAGE, simDown, simStatus, simUp } from "../../sim/cluster";
+
+// The project root, wherever the CLI is started from: .sim/ paths in Pulumi.local.yaml are relative to it.
+const root = resolve(__dirname, "..", "..");
+
+export const sim: Command = {
+  summary: "simulated cluster for the local stack: sim up [--hosts N] | down | status",
+  async run(args) {
+    if (args.includes("--help") || args.includes("-h")) {
+      console.log(SIM_USAGE);
+      return 0;
+    }
+    let parsed;
+    try {
+      parsed = parseSimArgs(args);
+    } catch (err) {
+      console.error(`reprobench sim: ${(err as Error).message}\n\n${SIM_USAGE}`);
+      return 2;
+    }
+    if (parsed.action === "up") {
+      const report = await simUp({ root, hosts: parsed.hosts });
+      console.log(`sim up: ${report.plan.hosts.map((h) => `${h.name}=${h.ip} ssh 127.0.0.1:${h.sshPort}`).join(", ")} (${report.seconds.toFixed(1)}s)`);
+      return 0;
+    }
+    if (parsed.action === "down") {
+      const report = await simDown({ root, discardResults: parsed.discardResults, purgeImages: parsed.purgeImages });
+      for (const [host, path] of Object.entries(report.savedResults)) console.log(`job results of ${host} saved in ${path}`);
+      console.log(`sim down: removed containers [${report.removed.containers.join(", ")}], volumes [${report.removed.volumes.join(", ")}], networks [${report.removed.networks.join(", ")}]`);
+      return 0;
+    }
+    const status = await simStatus({ root });
+    console.log(parsed.json ? JSON.stringify(status, null, 2) : formatStatus(status));
+    const healthy = status.hosts.length > 0 && status.registry.state === "running" && status.hosts.every((h) => h.ssh && h.docker !== "down" && h.docker !== "-");
+    return healthy ? 0 : 3;
+  },
+};

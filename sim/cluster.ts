@@ -1,0 +1,625 @@
+// The simulated cluster: N host-like containers (systemd, sshd, Docker 26) and a private registry on a
+// docker network, reachable from this machine over SSH on loopback — the `local` stack converges them
+// exactly as it would converge real GPU hosts. `simUp` is idempotent, `simDown` removes exactly what
+// carries our label (after copying benchmark results out), `simStatus` reports each host.
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { mustRun, run, waitFor, type RunResult } from "./exec";
+import {
+  buildImages,
+  datasetTaskDirs,
+  HASH_LABEL,
+  imageSpecs,
+  pullRef,
+  pushImages,
+  REGISTRY_HOST,
+  REGISTRY_PUSH_HOST,
+  resolveImages,
+  type ResolvedImage,
+} from "./images";
+
+export const SIM_LABEL = "io.reprobench.sim";
+export const ROLE_LABEL = "io.reprobench.sim.role";
+export const HOST_LABEL = "io.reprobench.sim.host";
+export const NETWORK = { name: "reprobench-sim", subnet: "172.31.250.0/24", gateway: "172.31.250.1" } as const;
+export const REGISTRY = {
+  container: "reprobench-sim-registry",
+  volume: "reprobench-sim-registry-data",
+  ip: "172.31.250.10",
+  hostname: "registry.sim",
+  port: 5000,
+} as const;
+/** Host i (0-based) gets 172.31.250.(11+i) and SSH on 127.0.0.1:(2201+i). */
+export const FIRST_HOST_OCTET = 11;
+export const FIRST_SSH_PORT = 2201;
+export const MAX_HOSTS = 20;
+/** Where job results live on the runner host; `sim down` copies them out first. */
+export const JOBS_DIR = "/var/lib/reprobench/jobs";
+/** Placeholder model directory (tokenizer files only) the local stack's sglang.modelPath points at. */
+export const MODEL_DIR = "/var/lib/reprobench/models/sim-placeholder";
+
+export interface HostPlan {
+  name: string;
+  container: string;
+  ip: string;
+  sshHost: string;
+  sshPort: number;
+  volume: string;
+  /** Project-relative paths, as Pulumi.local.yaml references them. */
+  hostKeyFile: string;
+  hostPrivateKeyFile: string;
+}
+
+export interface ClusterPlan {
+  root: string;
+  /** Project-relative. */
+  stateDir: string;
+  privateKeyFile: string;
+  knownHostsFile: string;
+  clusterFile: string;
+  resultsDir: string;
+  hosts: HostPlan[];
+}
+
+/** worker-a, worker-b, … (the names seed 000 and the local stack use). */
+export function hostName(index: number): string {
+  if (!Number.isInteger(index) || index < 0 || index >= MAX_HOSTS) throw new Error(`host index ${index} out of range 0..${MAX_HOSTS - 1}`);
+  return `worker-${String.fromCharCode("a".charCodeAt(0) + index)}`;
+}
+
+export function planCluster(root: string, hostCount: number): ClusterPlan {
+  if (!Number.isInteger(hostCount) || hostCount < 1 || hostCount > MAX_HOSTS) {
+    throw new Error(`--hosts: got ${hostCount}; expected an integer from 1 to ${MAX_HOSTS}`);
+  }
+  const stateDir = ".sim";
+  const hosts = Array.from({ length: hostCount }, (_, i): HostPlan => {
+    const name = hostName(i);
+    return {
+      name,
+      container: `reprobench-sim-${name}`,
+      ip: `172.31.250.${FIRST_HOST_OCTET + i}`,
+      sshHost: "127.0.0.1",
+      sshPort: FIRST_SSH_PORT + i,
+      volume: `reprobench-sim-${name}-docker`,
+      hostKeyFile: `${stateDir}/hosts/${name}/ssh_host_ed25519_key.pub`,
+      hostPrivateKeyFile: `${stateDir}/hosts/${name}/ssh_host_ed25519_key`,
+    };
+  });
+  return {
+    root,
+    stateDir,
+    privateKeyFile: `${stateDir}/id_ed25519`,
+    knownHostsFile: `${stateDir}/known_hosts`,
+    clusterFile: `${stateDir}/cluster.json`,
+    resultsDir: `${stateDir}/results`,
+    hosts,
+  };
+}
+
+/**
+ * `docker create` for a host: the flags that make systemd + dockerd work in a container on machines
+ * where plain --privileged fails (CAP_SYS_RESOURCE is not grantable), a volume of its own for
+ * /var/lib/docker (overlay2 cannot nest on the container's overlay root), a fixed IP and SSH on loopback.
+ */
+export function hostCreateArgs(host: HostPlan, image: string): string[] {
+  return [
+    "docker", "create",
+    "--name", host.container,
+    "--hostname", host.name,
+    "--label", `${SIM_LABEL}=1`,
+    "--label", `${ROLE_LABEL}=host`,
+    "--label", `${HOST_LABEL}=${host.name}`,
+    "--network", NETWORK.name,
+    "--ip", host.ip,
+    "--add-host", `${REGISTRY.hostname}:${REGISTRY.ip}`,
+    "-p", `${host.sshHost}:${host.sshPort}:22`,
+    "--cap-add=ALL", "--cap-drop=SYS_RESOURCE",
+    "--security-opt", "seccomp=unconfined",
+    "--security-opt", "apparmor=unconfined",
+    "--security-opt", "systempaths=unconfined",
+    "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw",
+    "--cgroupns=host",
+    "--tmpfs", "/run", "--tmpfs", "/run/lock", "--tmpfs", "/tmp",
+    "-v", `${host.volume}:/var/lib/docker`,
+    image,
+  ];
+}
+
+export function registryRunArgs(image: string): string[] {
+  return [
+    "docker", "run", "-d",
+    "--name", REGISTRY.container,
+    "--hostname", REGISTRY.hostname,
+    "--label", `${SIM_LABEL}=1`,
+    "--label", `${ROLE_LABEL}=registry`,
+    "--network", NETWORK.name,
+    "--ip", REGISTRY.ip,
+    "-p", `${REGISTRY_PUSH_HOST}:${REGISTRY.port}`,
+    "-v", `${REGISTRY.volume}:/var/lib/docker-registry`,
+    "--restart", "unless-stopped",
+    image,
+  ];
+}
+
+/** "type base64" without the comment: the exact line the stack pins. */
+export function publicKeyLine(pubFileText: string): string {
+  const parts = pubFileText.trim().split(/\s+/);
+  if (parts.length < 2 || !parts[0].startsWith("ssh-")) throw new Error(`not an OpenSSH public key line: ${JSON.stringify(pubFileText.slice(0, 40))}`);
+  return `${parts[0]} ${parts[1]}`;
+}
+
+/** known_hosts for OpenSSH: non-default ports are written as [host]:port. */
+export function knownHostsText(hosts: HostPlan[], keyLines: Record<string, string>): string {
+  return hosts.map((h) => `[${h.sshHost}]:${h.sshPort} ${keyLines[h.name]}\n`).join("");
+}
+
+/** ssh argv that trusts only the pinned host key and only our generated client key. */
+export function sshArgs(plan: ClusterPlan, host: HostPlan, command: string): string[] {
+  return [
+    "ssh",
+    "-i", join(plan.root, plan.privateKeyFile),
+    "-o", "IdentitiesOnly=yes",
+    "-o", "BatchMode=yes",
+    "-o", "StrictHostKeyChecking=yes",
+    "-o", `UserKnownHostsFile=${join(plan.root, plan.knownHostsFile)}`,
+    "-o", "GlobalKnownHostsFile=/dev/null",
+    "-o", "ConnectTimeout=5",
+    "-o", "LogLevel=ERROR",
+    "-p", String(host.sshPort),
+    `root@${host.sshHost}`,
+    command,
+  ];
+}
+
+export interface ClusterImages {
+  hostImage: string;
+  registryImage: string;
+  /** Registry references (registry.sim:5000/…:latest) by role. */
+  sglangDouble?: string;
+  taskBase: string;
+  tasks: Record<string, string>;
+  prepull: string[];
+  probe: string;
+}
+
+export function clusterImages(images: ResolvedImage[]): ClusterImages {
+  const get = (name: string) => images.find((i) => i.name === name);
+  const must = (name: string) => {
+    const i = get(name);
+    if (!i) throw new Error(`internal: image ${name} is not planned`);
+    return i;
+  };
+  const ref = (name: string) => pullRef(must(name).push ?? `reprobench/${name}`);
+  const tasks: Record<string, string> = {};
+  for (const i of images) if (i.name.startsWith("task-") && i.name !== "task-base") tasks[i.name.slice("task-".length)] = pullRef(i.push ?? i.name);
+  const double = get("sglang-double");
+  return {
+    hostImage: must("sim-host").tag,
+    registryImage: must("sim-registry").tag,
+    sglangDouble: double ? pullRef(double.push ?? "reprobench/sglang-double") : undefined,
+    taskBase: ref("task-base"),
+    tasks,
+    prepull: images.filter((i) => i.name.startsWith("prepull-")).map((i) => pullRef(i.push ?? i.name)),
+    probe: ref("sim-probe"),
+  };
+}
+
+/** What tests and the lead read: .sim/cluster.json. Paths are project-relative. */
+export function clusterJson(plan: ClusterPlan, images: ClusterImages): object {
+  return {
+    network: { ...NETWORK },
+    registry: { host: REGISTRY_HOST, pushHost: REGISTRY_PUSH_HOST, ip: REGISTRY.ip, container: REGISTRY.container },
+    privateKeyFile: plan.privateKeyFile,
+    knownHostsFile: plan.knownHostsFile,
+    resultsDir: plan.resultsDir,
+    modelDir: MODEL_DIR,
+    jobsDir: JOBS_DIR,
+    hosts: plan.hosts.map((h) => ({
+      name: h.name,
+      container: h.container,
+      ip: h.ip,
+      sshHost: h.sshHost,
+      sshPort: h.sshPort,
+      user: "root",
+      hostKeyFile: h.hostKeyFile,
+      dockerVolume: h.volume,
+    })),
+    images,
+  };
+}
+
+export interface SimArgs {
+  action: "up" | "down" | "status";
+  hosts?: number;
+  discardResults: boolean;
+  purgeImages: boolean;
+  json: boolean;
+}
+
+export const SIM_USAGE = [
+  "usage: reprobench sim up [--hosts N]           start (or complete) the simulated cluster; idempotent",
+  "       reprobench sim down [--discard-results] [--purge-images]",
+  "                                                remove everything `sim up` made (job results are copied",
+  "                                                to .sim/results/<host>/ first unless --discard-results)",
+  "       reprobench sim status [--json]           state of the registry and each host",
+].join("\n");
+
+/** Parses `sim` arguments; throws an Error naming the bad argument. */
+export function parseSimArgs(args: string[]): SimArgs {
+  const [action, ...rest] = args;
+  if (action !== "up" && action !== "down" && action !== "status") {
+    throw new Error(action === undefined ? "missing subcommand; expected up, down or status" : `unknown subcommand '${action}'; expected up, down or status`);
+  }
+  const out: SimArgs = { action, discardResults: false, purgeImages: false, json: false };
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i];
+    const allowed = (flag: string, actions: SimArgs["action"][]) => {
+      if (!actions.includes(action)) throw new Error(`${flag} is not an option of 'sim ${action}'`);
+    };
+    if (arg === "--hosts" || arg.startsWith("--hosts=")) {
+      allowed("--hosts", ["up"]);
+      const value = arg.includes("=") ? arg.slice("--hosts=".length) : rest[++i];
+      if (value === undefined) throw new Error("--hosts: missing value; expected an integer from 1 to 20");
+      if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_HOSTS) {
+        throw new Error(`--hosts: got '${value}'; expected an integer from 1 to ${MAX_HOSTS}`);
+      }
+      out.hosts = Number(value);
+    } else if (arg === "--discard-results") {
+      allowed(arg, ["down"]);
+      out.discardResults = true;
+    } else if (arg === "--purge-images") {
+      allowed(arg, ["down"]);
+      out.purgeImages = true;
+    } else if (arg === "--json") {
+      allowed(arg, ["status"]);
+      out.json = true;
+    } else {
+      throw new Error(`unknown argument '${arg}' for 'sim ${action}'`);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Effects: docker, ssh, files.
+
+type Log = (message: string) => void;
+
+async function docker(args: string[], timeoutMs = 60_000): Promise<string> {
+  return mustRun(["docker", ...args], { timeoutMs });
+}
+
+async function tryDocker(args: string[], timeoutMs = 60_000): Promise<RunResult> {
+  return run(["docker", ...args], { timeoutMs });
+}
+
+/** Names of our containers / volumes / networks (everything with the sim label). */
+export async function listSimResources(): Promise<{ containers: string[]; volumes: string[]; networks: string[] }> {
+  const filter = `label=${SIM_LABEL}`;
+  const lines = (s: string) => s.split("\n").map((l) => l.trim()).filter(Boolean).sort();
+  return {
+    containers: lines(await docker(["ps", "-a", "--filter", filter, "--format", "{{.Names}}"])),
+    volumes: lines(await docker(["volume", "ls", "--filter", filter, "--format", "{{.Name}}"])),
+    networks: lines(await docker(["network", "ls", "--filter", filter, "--format", "{{.Name}}"])),
+  };
+}
+
+/** Starts dockerd via scripts/dockerd.sh when no engine answers (fresh machines, CI). */
+export async function ensureDockerEngine(root: string, log: Log): Promise<void> {
+  if ((await run(["docker", "info"], { timeoutMs: 20_000 })).code === 0) return;
+  log("no docker engine answers; running scripts/dockerd.sh");
+  await mustRun(["bash", join(root, "scripts", "dockerd.sh")], { timeoutMs: 10 * 60_000, inheritStderr: true });
+}
+
+async function containerState(name: string): Promise<string | undefined> {
+  const r = await tryDocker(["inspect", "--format", "{{.State.Status}}", name], 20_000);
+  return r.code === 0 ? r.stdout.trim() : undefined;
+}
+
+/** Generates a key pair once; later calls keep it (host keys must stay stable across `sim up`). */
+async function ensureKeyPair(privatePath: string, comment: string): Promise<void> {
+  if (existsSync(privatePath) && existsSync(`${privatePath}.pub`)) return;
+  mkdirSync(join(privatePath, ".."), { recursive: true });
+  rmSync(privatePath, { force: true });
+  rmSync(`${privatePath}.pub`, { force: true });
+  await mustRun(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", privatePath], { timeoutMs: 30_000 });
+  chmodSync(privatePath, 0o600);
+}
+
+async function ensureKeys(plan: ClusterPlan): Promise<Record<string, string>> {
+  const abs = (p: string) => join(plan.root, p);
+  mkdirSync(abs(plan.stateDir), { recursive: true, mode: 0o700 });
+  await ensureKeyPair(abs(plan.privateKeyFile), "reprobench-sim");
+  const keyLines: Record<string, string> = {};
+  for (const host of plan.hosts) {
+    await ensureKeyPair(abs(host.hostPrivateKeyFile), "");
+    // The .pub is rewritten as the bare "ssh-ed25519 AAAA…" line the stack pins.
+    const line = publicKeyLine(readFileSync(abs(host.hostKeyFile), "utf8"));
+    writeFileSync(abs(host.hostKeyFile), `${line}\n`);
+    keyLines[host.name] = line;
+  }
+  return keyLines;
+}
+
+async function ensureNetwork(): Promise<void> {
+  const r = await tryDocker(["network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}", NETWORK.name], 20_000);
+  if (r.code === 0) {
+    if (r.stdout.trim() !== NETWORK.subnet) throw new Error(`docker network ${NETWORK.name} exists with subnet ${r.stdout.trim()}; expected ${NETWORK.subnet} (run \`reprobench sim down\`)`);
+    return;
+  }
+  await docker(["network", "create", "--label", `${SIM_LABEL}=1`, "--subnet", NETWORK.subnet, "--gateway", NETWORK.gateway, NETWORK.name]);
+}
+
+async function ensureRegistry(image: string, log: Log): Promise<void> {
+  const state = await containerState(REGISTRY.container);
+  if (state === undefined) {
+    await docker(["volume", "create", "--label", `${SIM_LABEL}=1`, REGISTRY.volume]);
+    await docker(registryRunArgs(image).slice(1));
+    log(`started registry ${REGISTRY.hostname} (${REGISTRY.ip}, pushed to via ${REGISTRY_PUSH_HOST})`);
+  } else if (state !== "running") {
+    await docker(["start", REGISTRY.container]);
+  }
+  let last = "";
+  await waitFor(
+    `the registry on ${REGISTRY_PUSH_HOST}`,
+    async () => {
+      try {
+        const res = await fetch(`http://${REGISTRY_PUSH_HOST}/v2/`, { signal: AbortSignal.timeout(3000) });
+        if (res.ok) return true;
+        last = `HTTP ${res.status}`;
+      } catch (err) {
+        last = String(err);
+      }
+      return undefined;
+    },
+    { timeoutMs: 60_000, lastError: () => last },
+  );
+}
+
+async function createHost(plan: ClusterPlan, host: HostPlan, image: string): Promise<void> {
+  const abs = (p: string) => join(plan.root, p);
+  await docker(["volume", "create", "--label", `${SIM_LABEL}=1`, host.volume]);
+  await docker(hostCreateArgs(host, image).slice(1));
+  // Keys go in before first boot, so sshd starts with the pinned host key and our client key.
+  await docker(["cp", abs(host.hostPrivateKeyFile), `${host.container}:/etc/ssh/ssh_host_ed25519_key`]);
+  await docker(["cp", abs(host.hostKeyFile), `${host.container}:/etc/ssh/ssh_host_ed25519_key.pub`]);
+  await docker(["cp", abs(`${plan.privateKeyFile}.pub`), `${host.container}:/root/.ssh/authorized_keys`]);
+}
+
+/** Host setup that needs a running container: the placeholder model directory. */
+async function provisionHost(plan: ClusterPlan, host: HostPlan): Promise<void> {
+  const model = join(plan.root, "sim", "sglang-double", "tiny-model");
+  if (!existsSync(model)) return;
+  await docker(["exec", host.container, "mkdir", "-p", MODEL_DIR]);
+  await docker(["cp", `${model}/.`, `${host.container}:${MODEL_DIR}`]);
+}
+
+async function waitHostReady(plan: ClusterPlan, host: HostPlan, probeRef: string, log: Log): Promise<void> {
+  const started = Date.now();
+  let last = "";
+  const systemd = await waitFor(
+    `systemd on ${host.name}`,
+    async () => {
+      const r = await tryDocker(["exec", host.container, "systemctl", "is-system-running"], 15_000);
+      last = (r.stdout + r.stderr).trim();
+      return last === "running" || last === "degraded" ? last : undefined;
+    },
+    { timeoutMs: 120_000, lastError: () => last },
+  );
+  if (systemd === "degraded") {
+    const failed = await tryDocker(["exec", host.container, "systemctl", "--failed", "--no-legend", "--plain"], 15_000);
+    log(`warning: ${host.name}: systemd is degraded; failed units: ${failed.stdout.trim().replace(/\s+/g, " ")}`);
+  }
+  const ssh = (command: string, timeoutMs = 30_000) => run(sshArgs(plan, host, command), { timeoutMs });
+  await waitFor(
+    `sshd on ${host.name} (127.0.0.1:${host.sshPort})`,
+    async () => {
+      const r = await ssh("true", 15_000);
+      last = r.stderr.trim();
+      return r.code === 0 ? true : undefined;
+    },
+    { timeoutMs: 60_000, lastError: () => last },
+  );
+  await waitFor(
+    `docker info over SSH on ${host.name}`,
+    async () => {
+      const r = await ssh("docker info --format '{{.ServerVersion}}'", 20_000);
+      last = (r.stderr || r.stdout).trim();
+      return r.code === 0 ? true : undefined;
+    },
+    { timeoutMs: 90_000, lastError: () => last },
+  );
+  // The pull goes host → registry.sim over the sim network: name resolution, insecure-registries and
+  // routing all have to be right for it to work.
+  const pull = await ssh(`docker pull -q ${probeRef} >/dev/null && docker rmi -f ${probeRef} >/dev/null`, 120_000);
+  if (pull.code !== 0) throw new Error(`${host.name} cannot pull ${probeRef} from the sim registry: ${(pull.stderr || pull.stdout).trim()}`);
+  log(`${host.name} ready (${host.ip}, ssh 127.0.0.1:${host.sshPort}) in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+}
+
+/** Host names of existing host containers (to keep the cluster's size when --hosts is not given). */
+async function existingHostCount(): Promise<number> {
+  const out = await docker(["ps", "-a", "--filter", `label=${ROLE_LABEL}=host`, "--format", `{{.Label "${HOST_LABEL}"}}`]);
+  return out.split("\n").filter((l) => l.trim()).length;
+}
+
+export interface UpReport {
+  plan: ClusterPlan;
+  images: ClusterImages;
+  built: string[];
+  pushed: string[];
+  createdHosts: string[];
+  seconds: number;
+}
+
+export async function simUp(options: { root: string; hosts?: number; log?: Log }): Promise<UpReport> {
+  const log = options.log ?? ((m: string) => console.error(`sim: ${m}`));
+  const started = Date.now();
+  const root = options.root;
+  await ensureDockerEngine(root, log);
+  const hostCount = options.hosts ?? Math.max(2, await existingHostCount());
+  const plan = planCluster(root, hostCount);
+
+  const resolved = resolveImages(imageSpecs(root, datasetTaskDirs(root)), root);
+  if (!resolved.some((i) => i.name === "sglang-double")) log("warning: sim/sglang-double/Dockerfile is missing; the SGLang double is not built");
+  const { built } = await buildImages(resolved, root, log);
+  const images = clusterImages(resolved);
+
+  await ensureNetwork();
+  await ensureRegistry(images.registryImage, log);
+  const { pushed } = await pushImages(resolved, log);
+
+  const keyLines = await ensureKeys(plan);
+  writeFileSync(join(root, plan.knownHostsFile), knownHostsText(plan.hosts, keyLines));
+
+  const createdHosts: string[] = [];
+  for (const host of plan.hosts) {
+    const state = await containerState(host.container);
+    if (state === undefined) {
+      await createHost(plan, host, images.hostImage);
+      createdHosts.push(host.name);
+    } else {
+      const hash = (await docker(["inspect", "--format", `{{index .Config.Labels "${HASH_LABEL}"}}`, host.container])).trim();
+      const want = resolved.find((i) => i.name === "sim-host")?.hash;
+      if (hash !== want) log(`note: ${host.name} runs an older host image; \`sim down\` + \`sim up\` recreates it`);
+    }
+    if (state !== "running") await docker(["start", host.container]);
+  }
+  for (const host of plan.hosts) {
+    if (createdHosts.includes(host.name)) await provisionHost(plan, host);
+  }
+  for (const host of plan.hosts) await waitHostReady(plan, host, images.probe, log);
+
+  writeFileSync(join(root, plan.clusterFile), `${JSON.stringify(clusterJson(plan, images), null, 2)}\n`);
+  const seconds = (Date.now() - started) / 1000;
+  log(`cluster up in ${seconds.toFixed(1)}s: ${plan.hosts.map((h) => h.name).join(", ")}; ${built.length} image(s) built, ${pushed.length} pushed; see ${plan.clusterFile}`);
+  return { plan, images, built, pushed, createdHosts, seconds };
+}
+
+export interface DownReport {
+  removed: { containers: string[]; volumes: string[]; networks: string[] };
+  savedResults: Record<string, string>;
+  purgedImages: string[];
+}
+
+/** Copies a host's job results to .sim/results/<host>/jobs; returns the path, or undefined if none. */
+async function rescueResults(root: string, container: string, host: string): Promise<string | undefined> {
+  const rel = join(".sim", "results", host, "jobs");
+  const dest = join(root, rel);
+  const merging = existsSync(dest);
+  mkdirSync(join(dest, ".."), { recursive: true });
+  // `src/.` copies the contents into an existing directory (results of earlier downs are kept).
+  const r = await tryDocker(["cp", merging ? `${container}:${JOBS_DIR}/.` : `${container}:${JOBS_DIR}`, dest], 10 * 60_000);
+  if (r.code !== 0) {
+    if (/could not find the file|no such container:path|not found/i.test(r.stderr)) {
+      if (!merging) rmSync(join(dest, ".."), { recursive: true, force: true });
+      return undefined;
+    }
+    throw new Error(`copying ${JOBS_DIR} out of ${host} failed, so it was not removed (use --discard-results to drop it): ${r.stderr.trim()}`);
+  }
+  return rel;
+}
+
+export async function simDown(options: { root: string; discardResults?: boolean; purgeImages?: boolean; log?: Log }): Promise<DownReport> {
+  const log = options.log ?? ((m: string) => console.error(`sim: ${m}`));
+  const root = options.root;
+  const before = await listSimResources();
+  const savedResults: Record<string, string> = {};
+
+  const hostLines = (await docker(["ps", "-a", "--filter", `label=${ROLE_LABEL}=host`, "--format", `{{.Names}} {{.Label "${HOST_LABEL}"}}`]))
+    .split("\n")
+    .map((l) => l.trim().split(" "))
+    .filter((p) => p.length === 2);
+  for (const [container, host] of hostLines) {
+    if (options.discardResults) continue;
+    const saved = await rescueResults(root, container, host);
+    if (saved) {
+      savedResults[host] = saved;
+      log(`copied ${host}:${JOBS_DIR} to ${saved} before removing ${host}`);
+    }
+  }
+  for (const c of before.containers) await docker(["rm", "-f", "-v", c], 120_000);
+  for (const v of before.volumes) await docker(["volume", "rm", "-f", v], 120_000);
+  for (const n of before.networks) await docker(["network", "rm", n], 60_000);
+
+  // Files `sim up` made; .sim/results (benchmark results) stays.
+  const state = join(root, ".sim");
+  for (const f of ["id_ed25519", "id_ed25519.pub", "known_hosts", "cluster.json", "hosts"]) rmSync(join(state, f), { recursive: true, force: true });
+  if (existsSync(state) && readdirSync(state).length === 0) rmSync(state, { recursive: true, force: true });
+
+  const purgedImages: string[] = [];
+  if (options.purgeImages) {
+    const ids = (await docker(["images", "--filter", `label=${SIM_LABEL}`, "--format", "{{.Repository}}:{{.Tag}}"]))
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l && !l.endsWith(":<none>"));
+    for (const ref of ids) {
+      if ((await tryDocker(["rmi", ref], 120_000)).code === 0) purgedImages.push(ref);
+    }
+  }
+  log(`removed ${before.containers.length} container(s), ${before.volumes.length} volume(s), ${before.networks.length} network(s)${purgedImages.length ? `, ${purgedImages.length} image tag(s)` : ""}`);
+  return { removed: before, savedResults, purgedImages };
+}
+
+export interface HostStatus {
+  name: string;
+  container: string;
+  ip: string;
+  sshPort: number;
+  container_state: string;
+  systemd: string;
+  ssh: boolean;
+  docker: string;
+}
+
+export interface StatusReport {
+  registry: { state: string; repositories: number | undefined };
+  hosts: HostStatus[];
+}
+
+export async function simStatus(options: { root: string }): Promise<StatusReport> {
+  const out = await docker(["ps", "-a", "--filter", `label=${ROLE_LABEL}=host`, "--format", `{{.Label "${HOST_LABEL}"}}`]);
+  const names = out.split("\n").map((l) => l.trim()).filter(Boolean).sort();
+  const plan = planCluster(options.root, Math.max(1, names.length));
+  const registryState = (await containerState(REGISTRY.container)) ?? "absent";
+  let repositories: number | undefined;
+  if (registryState === "running") {
+    try {
+      const res = await fetch(`http://${REGISTRY_PUSH_HOST}/v2/_catalog?n=1000`, { signal: AbortSignal.timeout(5000) });
+      repositories = ((await res.json()) as { repositories?: string[] }).repositories?.length;
+    } catch {
+      repositories = undefined;
+    }
+  }
+  const keysPresent = existsSync(join(options.root, plan.privateKeyFile)) && existsSync(join(options.root, plan.knownHostsFile));
+  const hosts: HostStatus[] = [];
+  for (const host of plan.hosts.filter((h) => names.includes(h.name))) {
+    const state = (await containerState(host.container)) ?? "absent";
+    let systemd = "-";
+    let ssh = false;
+    let dockerVersion = "-";
+    if (state === "running") {
+      const s = await tryDocker(["exec", host.container, "systemctl", "is-system-running"], 15_000);
+      systemd = (s.stdout.trim() || s.stderr.trim() || "unknown").split("\n")[0];
+      if (keysPresent) {
+        const r = await run(sshArgs(plan, host, "docker version --format '{{.Server.Version}}'"), { timeoutMs: 20_000 });
+        ssh = r.code === 0 || r.code === 1; // 1: sshd answered, docker did not
+        dockerVersion = r.code === 0 ? r.stdout.trim() : "down";
+      }
+    }
+    hosts.push({ name: host.name, container: host.container, ip: host.ip, sshPort: host.sshPort, container_state: state, systemd, ssh, docker: dockerVersion });
+  }
+  return { registry: { state: registryState, repositories }, hosts };
+}
+
+export function formatStatus(report: StatusReport): string {
+  const lines = [`registry ${REGISTRY.hostname} (${REGISTRY.ip}): ${report.registry.state}${report.registry.repositories !== undefined ? `, ${report.registry.repositories} repositories` : ""}`];
+  if (report.hosts.length === 0) {
+    lines.push("no hosts (run `reprobench sim up`)");
+    return lines.join("\n");
+  }
+  const header = ["HOST", "IP", "SSH", "CONTAINER", "SYSTEMD", "SSH-OK", "DOCKER"];
+  const rows = report.hosts.map((h) => [h.name, h.ip, `127.0.0.1:${h.sshPort}`, h.container_state, h.systemd, h.ssh ? "yes" : "no", h.docker]);
+  const widths = header.map((_, i) => Math.max(header[i].length, ...rows.map((r) => r[i].length)));
+  for (const row of [header, ...rows]) lines.push(row.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd());
+  return lines.join("\n");
+}

@@ -1,0 +1,152 @@
+import { describe, expect, it } from "vitest";
+import {
+  clusterJson,
+  formatStatus,
+  hostCreateArgs,
+  hostName,
+  knownHostsText,
+  parseSimArgs,
+  planCluster,
+  publicKeyLine,
+  registryRunArgs,
+  sshArgs,
+  type ClusterImages,
+} from "../../../sim/cluster";
+
+const root = "/repo";
+// A real ed25519 public key line (generated once for this test; no private key anywhere).
+const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOUv4WlC0f3m6b+8m0sLhQp0r6cbx3o2C2Q9a2vZf6bT";
+
+describe("planCluster", () => {
+  it("names, addresses and ports hosts as the local stack expects", () => {
+    const plan = planCluster(root, 2);
+    expect(plan.hosts.map((h) => [h.name, h.ip, h.sshPort, h.container, h.volume])).toEqual([
+      ["worker-a", "172.31.250.11", 2201, "reprobench-sim-worker-a", "reprobench-sim-worker-a-docker"],
+      ["worker-b", "172.31.250.12", 2202, "reprobench-sim-worker-b", "reprobench-sim-worker-b-docker"],
+    ]);
+    // The exact paths Pulumi.local.yaml references.
+    expect(plan.hosts[1].hostKeyFile).toBe(".sim/hosts/worker-b/ssh_host_ed25519_key.pub");
+    expect(plan.privateKeyFile).toBe(".sim/id_ed25519");
+  });
+
+  it("keeps every host on a distinct IP and port", () => {
+    const plan = planCluster(root, 20);
+    expect(new Set(plan.hosts.map((h) => h.ip)).size).toBe(20);
+    expect(new Set(plan.hosts.map((h) => h.sshPort)).size).toBe(20);
+    expect(plan.hosts.every((h) => h.ip !== "172.31.250.10")).toBe(true); // the registry's
+    expect(plan.hosts[19].name).toBe("worker-t");
+  });
+
+  it("rejects host counts outside 1..20 with the flag name", () => {
+    expect(() => planCluster(root, 0)).toThrow(/--hosts: got 0; expected an integer from 1 to 20/);
+    expect(() => planCluster(root, 21)).toThrow(/--hosts/);
+    expect(() => planCluster(root, 1.5)).toThrow(/--hosts/);
+    expect(() => hostName(20)).toThrow(/out of range/);
+  });
+});
+
+describe("docker argv", () => {
+  const host = planCluster(root, 2).hosts[0];
+  const args = hostCreateArgs(host, "reprobench/sim-host:abc");
+
+  it("uses the flags that work without --privileged and gives the host its own /var/lib/docker", () => {
+    expect(args).not.toContain("--privileged");
+    expect(args).toEqual(expect.arrayContaining(["--cap-add=ALL", "--cap-drop=SYS_RESOURCE", "--cgroupns=host"]));
+    expect(args.join(" ")).toContain("-v reprobench-sim-worker-a-docker:/var/lib/docker");
+    expect(args.join(" ")).toContain("--security-opt systempaths=unconfined");
+    expect(args.at(-1)).toBe("reprobench/sim-host:abc");
+  });
+
+  it("publishes SSH on loopback only, pins the IP and resolves registry.sim", () => {
+    const joined = args.join(" ");
+    expect(joined).toContain("-p 127.0.0.1:2201:22");
+    expect(joined).toContain("--ip 172.31.250.11");
+    expect(joined).toContain("--add-host registry.sim:172.31.250.10");
+    expect(joined).toContain("--label io.reprobench.sim=1");
+  });
+
+  it("publishes the registry on 127.0.0.1:5000 at its fixed IP, labelled", () => {
+    const r = registryRunArgs("reprobench/sim-registry:x").join(" ");
+    expect(r).toContain("-p 127.0.0.1:5000:5000");
+    expect(r).toContain("--ip 172.31.250.10");
+    expect(r).toContain("--label io.reprobench.sim=1");
+  });
+
+  it("ssh trusts only the pinned known_hosts and our key", () => {
+    const plan = planCluster(root, 2);
+    const s = sshArgs(plan, plan.hosts[1], "docker info");
+    expect(s.join(" ")).toContain("StrictHostKeyChecking=yes");
+    expect(s.join(" ")).toContain("UserKnownHostsFile=/repo/.sim/known_hosts");
+    expect(s.join(" ")).toContain("IdentitiesOnly=yes");
+    expect(s.slice(-3)).toEqual(["2202", "root@127.0.0.1", "docker info"]);
+  });
+});
+
+describe("keys", () => {
+  it("strips the comment from a .pub file", () => {
+    expect(publicKeyLine(`${KEY} root@worker-a\n`)).toBe(KEY);
+    expect(publicKeyLine(`${KEY}\n`)).toBe(KEY);
+  });
+
+  it("refuses something that is not a public key", () => {
+    expect(() => publicKeyLine("-----BEGIN OPENSSH PRIVATE KEY-----")).toThrow(/not an OpenSSH public key line/);
+  });
+
+  it("writes known_hosts entries with [host]:port", () => {
+    const plan = planCluster(root, 2);
+    expect(knownHostsText(plan.hosts, { "worker-a": KEY, "worker-b": KEY })).toBe(`[127.0.0.1]:2201 ${KEY}\n[127.0.0.1]:2202 ${KEY}\n`);
+  });
+});
+
+describe("parseSimArgs", () => {
+  it("parses each subcommand and its options", () => {
+    expect(parseSimArgs(["up"])).toMatchObject({ action: "up" });
+    expect(parseSimArgs(["up"]).hosts).toBeUndefined();
+    expect(parseSimArgs(["up", "--hosts", "3"]).hosts).toBe(3);
+    expect(parseSimArgs(["up", "--hosts=4"]).hosts).toBe(4);
+    expect(parseSimArgs(["down", "--discard-results", "--purge-images"])).toMatchObject({ discardResults: true, purgeImages: true });
+    expect(parseSimArgs(["status", "--json"]).json).toBe(true);
+  });
+
+  it("names the bad argument", () => {
+    expect(() => parseSimArgs([])).toThrow(/missing subcommand/);
+    expect(() => parseSimArgs(["start"])).toThrow(/unknown subcommand 'start'/);
+    expect(() => parseSimArgs(["up", "--hosts", "two"])).toThrow(/--hosts: got 'two'/);
+    expect(() => parseSimArgs(["up", "--hosts"])).toThrow(/--hosts: missing value/);
+    expect(() => parseSimArgs(["up", "--hosts", "0"])).toThrow(/--hosts: got '0'/);
+    expect(() => parseSimArgs(["down", "--hosts", "2"])).toThrow(/--hosts is not an option of 'sim down'/);
+    expect(() => parseSimArgs(["up", "--force"])).toThrow(/unknown argument '--force'/);
+  });
+});
+
+describe("cluster.json and status", () => {
+  const images: ClusterImages = {
+    hostImage: "reprobench/sim-host:1",
+    registryImage: "reprobench/sim-registry:1",
+    sglangDouble: "registry.sim:5000/reprobench/sglang-double:latest",
+    taskBase: "registry.sim:5000/reprobench/task-base:latest",
+    tasks: { "hello-file": "registry.sim:5000/reprobench/task-hello-file:latest" },
+    prepull: [],
+    probe: "registry.sim:5000/reprobench/sim-probe:latest",
+  };
+
+  it("records hosts with project-relative key paths", () => {
+    const json = clusterJson(planCluster(root, 2), images) as { hosts: { name: string; hostKeyFile: string; sshPort: number }[]; privateKeyFile: string };
+    expect(json.privateKeyFile).toBe(".sim/id_ed25519");
+    expect(json.hosts.map((h) => [h.name, h.sshPort, h.hostKeyFile])).toEqual([
+      ["worker-a", 2201, ".sim/hosts/worker-a/ssh_host_ed25519_key.pub"],
+      ["worker-b", 2202, ".sim/hosts/worker-b/ssh_host_ed25519_key.pub"],
+    ]);
+    expect(JSON.stringify(json)).not.toContain("/repo");
+  });
+
+  it("prints one row per host", () => {
+    const text = formatStatus({
+      registry: { state: "running", repositories: 25 },
+      hosts: [{ name: "worker-a", container: "c", ip: "172.31.250.11", sshPort: 2201, container_state: "running", systemd: "running", ssh: true, docker: "26.1.5" }],
+    });
+    expect(text).toContain("running, 25 repositories");
+    expect(text.split("\n")[2]).toMatch(/^worker-a\s+172\.31\.250\.11\s+127\.0\.0\.1:2201\s+running\s+running\s+yes\s+26\.1\.5$/);
+    expect(formatStatus({ registry: { state: "absent", repositories: undefined }, hosts: [] })).toContain("no hosts");
+  });
+});
