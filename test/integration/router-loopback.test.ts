@@ -232,3 +232,43 @@ describe("real sglang-router 0.3.2 with --api-key on router and worker", () => {
     expect(router.logs).not.toContain(key);
   });
 });
+
+describe("real sglang-router 0.3.2 against an older worker without /server_info", () => {
+  let double: RunningDouble | undefined;
+  let router: ManagedProcess | undefined;
+
+  afterAll(async () => {
+    await router?.stop();
+    await double?.process.stop();
+  });
+
+  it("falls back to /get_server_info on 404 and still discovers both DP ranks", async () => {
+    const venv = spawnSync("bash", [path.join(doubleDir, "router-venv.sh")], { encoding: "utf-8", timeout: 600_000 });
+    expect(venv.status, venv.stderr).toBe(0);
+    const routerPython = venv.stdout.trim().split("\n").pop() ?? "";
+    double = await startDouble({ hostTag: "legacy", flags: ["--dp-size", "2"], env: { SGLANG_DOUBLE_SERVER_INFO_404: "1" } });
+    const port = await freePort();
+    const routerUrl = `http://127.0.0.1:${port}`;
+    router = spawnManaged(
+      "sglang-router",
+      routerPython,
+      ["-m", "sglang_router.launch_router", "--host", "127.0.0.1", "--port", String(port), "--worker-urls", double.url,
+        "--dp-aware", "--prometheus-host", "127.0.0.1", "--prometheus-port", String(await freePort())],
+      { ...process.env, HF_HUB_OFFLINE: "1", NO_COLOR: "1" },
+    );
+    const urls = await waitFor(
+      "2 workers discovered through /get_server_info",
+      async () => {
+        if (!router?.running) throw new Error(`router exited:\n${router?.logs}`);
+        const body = (await (await fetch(`${routerUrl}/workers`)).json()) as { workers: RouterWorker[] };
+        return body.workers.length === 2 ? body.workers.map((w) => w.url).sort() : undefined;
+      },
+      60_000,
+      250,
+    );
+    expect(urls).toEqual([`${double.url}@0`, `${double.url}@1`]);
+    const stats = (await (await fetch(`${double.url}/_double/stats`)).json()) as { by_path: Record<string, number> };
+    expect(stats.by_path["/server_info"]).toBeGreaterThanOrEqual(1);
+    expect(stats.by_path["/get_server_info"]).toBeGreaterThanOrEqual(1);
+  });
+});

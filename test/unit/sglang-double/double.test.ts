@@ -360,6 +360,17 @@ describe("chat protocol details", () => {
   });
 });
 
+describe("older SGLang emulation", () => {
+  it("SGLANG_DOUBLE_SERVER_INFO_404=1: /server_info is 404, /get_server_info still answers", async () => {
+    const double = await start({ flags: ["--dp-size", "2"], env: { SGLANG_DOUBLE_SERVER_INFO_404: "1" } });
+    await waitReady(double);
+    expect((await fetch(`${double.url}/server_info`)).status).toBe(404);
+    const legacy = await getJson(`${double.url}/get_server_info`);
+    expect(legacy.status).toBe(200);
+    expect(legacy.body.dp_size).toBe(2);
+  });
+});
+
 describe("junk on the port (the router's gRPC/HTTP2 probe)", () => {
   // halfClose: send EOF after the bytes (junk without a line break would otherwise wait for more).
   async function sendRaw(port: number, bytes: Buffer, halfClose = false): Promise<string> {

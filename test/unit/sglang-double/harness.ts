@@ -107,7 +107,8 @@ export function spawnManaged(name: string, command: string, args: string[], env:
 }
 
 export function doubleEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, PYTHONPATH: doubleDir, PYTHONUNBUFFERED: "1", ...extra };
+  // No __pycache__ in the source tree (it is an image build context).
+  const env: NodeJS.ProcessEnv = { ...process.env, PYTHONPATH: doubleDir, PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1", ...extra };
   for (const [key, value] of Object.entries(extra)) if (value === undefined) delete env[key];
   return env;
 }
