@@ -126,6 +126,13 @@ describe("flag rejection like SGLang's argparse", () => {
     });
   }
 
+  it("`sglang serve --help` exits 0 and lists the flags (the toolkit's image smoke test)", () => {
+    const result = runDoubleCli(["bin/sglang", "serve", "--help"]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain("--tp-size TP_SIZE");
+    expect(result.stdout).toContain("--mamba-radix-cache-strategy");
+  });
+
   it("a value outside the flag's choices exits 2 and names the flag", () => {
     const result = runDoubleCli(["bin/sglang", "serve", "--model-path", "/m", "--kv-cache-dtype", "fp9"]);
     expect(result.status).toBe(2);
