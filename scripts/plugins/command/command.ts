@@ -114,9 +114,15 @@ const LOCAL_INPUTS = [...REMOTE_INPUTS.filter((k) => k !== "connection"), "archi
 /** Inputs that shape what the command prints: if any is secret, stdout/stderr are secret too. */
 const OUTPUT_SOURCES = ["create", "update", "delete", "environment", "stdin"];
 
+/** Unset inputs that mean the same as their default must not look like a change (e.g. against state
+ * written by the official provider, which may have stored the default). */
+function withDefaults(values: Props): Props {
+  return { ...values, addPreviousOutputInEnv: values.addPreviousOutputInEnv ?? true, logging: values.logging ?? "stdoutAndStderr" };
+}
+
 export function commandDiff(inputKeys: string[]) {
   return (olds: Decoded, news: Decoded): DiffOutcome => {
-    const changed = changedKeys(olds.values, news.values, inputKeys);
+    const changed = changedKeys(withDefaults(olds.values), withDefaults(news.values), inputKeys);
     return { changes: changed.length > 0, replaces: changed.includes("triggers") ? ["triggers"] : [] };
   };
 }
@@ -177,7 +183,8 @@ async function runStep(ctx: OperationContext, runner: Runner, op: Op, d: Decoded
   if (result.code === 0) return result;
   const status = result.code === null ? `was killed${result.signal ? ` by signal ${result.signal}` : ""}` : `exited with status ${result.code}`;
   const scriptKey = op === "update" && common.update === undefined ? "create" : op;
-  const shown = d.secretKeys.has(scriptKey) ? "" : ` (${JSON.stringify(tail(script, 1, 120))})`;
+  const firstLine = script.split("\n").find((l) => l.trim()) ?? "";
+  const shown = d.secretKeys.has(scriptKey) ? "" : ` (${JSON.stringify(firstLine.length > 120 ? firstLine.slice(0, 119) + "…" : firstLine)})`;
   const detail = result.stderr.trim() ? `stderr:\n${tail(result.stderr)}` : result.stdout.trim() ? `stdout:\n${tail(result.stdout)}` : "no output";
   throw new Error(redact(`${op} command${shown} on ${runner.where} ${status}; ${detail}`));
 }

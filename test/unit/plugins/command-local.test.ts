@@ -52,3 +52,11 @@ describe("local Command", () => {
     await expect(provider.invoke!("command:local:nope", {})).rejects.toThrow(/"command:local:nope" is not implemented.*command:local:run/);
   });
 });
+
+describe("Command diff", () => {
+  it("treats an unset addPreviousOutputInEnv/logging as their defaults, not as a change", async () => {
+    const olds = { create: "x", addPreviousOutputInEnv: true, logging: "stdoutAndStderr", stdout: "", stderr: "" };
+    expect((await provider.diff!("id", LOCAL, olds, { create: "x" })).changes).toBe(false);
+    expect((await provider.diff!("id", LOCAL, olds, { create: "x", addPreviousOutputInEnv: false })).changes).toBe(true);
+  });
+});
