@@ -179,7 +179,12 @@ type Op = "create" | "update" | "delete";
 async function runStep(ctx: OperationContext, runner: Runner, op: Op, d: Decoded, script: string, env: Record<string, string>): Promise<RunResult> {
   const common = readCommon(d.values).inputs;
   const redact = makeRedactor(secretStrings(d));
-  const result = await runner.run(ctx, { script, env, stdin: common.stdin, logging: common.logging, redact });
+  let result: RunResult;
+  try {
+    result = await runner.run(ctx, { script, env, stdin: common.stdin, logging: common.logging, redact });
+  } catch (e) {
+    throw new Error(redact(`${op} command on ${runner.where} failed: ${e instanceof Error ? e.message : String(e)}`));
+  }
   if (result.code === 0) return result;
   const status = result.code === null ? `was killed${result.signal ? ` by signal ${result.signal}` : ""}` : `exited with status ${result.code}`;
   const scriptKey = op === "update" && common.update === undefined ? "create" : op;

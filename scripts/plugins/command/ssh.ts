@@ -5,6 +5,9 @@ import { ConnectionSpec, describe, fingerprint, hostKeyAlgorithms } from "./conn
 
 export class HostKeyMismatchError extends Error {}
 
+/** The most recent transport error of each client (e.g. the connection dropped mid-command). */
+const lastError = new WeakMap<Client, Error>();
+
 /** Errors that retrying cannot fix: a wrong pinned host key or an unusable private key. */
 function isPermanent(err: unknown): boolean {
   return err instanceof HostKeyMismatchError || /Cannot parse privateKey|does not contain a \(valid\) private key/.test(String(err));
@@ -84,7 +87,12 @@ function dialOnce(spec: ConnectionSpec, sock: NodeJS.ReadableStream | undefined,
     // Without hostKey the server's key is accepted unchecked, as in the official provider.
     client.on("keyboard-interactive", (_n, _i, _l, prompts, finish) => finish(prompts.map(() => spec.password ?? "")));
     client.once("ready", () => settle());
-    client.once("error", (e) => settle(e));
+    // Persistent: ssh2 may emit more than one error (or one after ready); an unhandled 'error' event
+    // would crash the whole plugin process. Errors after ready surface through exec/sftp instead.
+    client.on("error", (e) => {
+      lastError.set(client, e);
+      settle(e);
+    });
     client.once("close", () => settle(new Error(`connection to ${spec.host}:${spec.port} closed during the handshake`)));
     try {
       client.connect(cfg);
@@ -202,6 +210,8 @@ export function exec(client: Client, command: string, opts: ExecOptions = {}): P
       stream.on("close", () => {
         opts.signal?.removeEventListener("abort", onAbort);
         if (opts.signal?.aborted) return reject(opts.signal.reason);
+        const lost = lastError.get(client);
+        if (code === null && sig === undefined && lost) return reject(new Error(`SSH connection lost while the command ran: ${lost.message}`));
         resolve({ code, signal: sig, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(errOut).toString("utf8") });
       });
       stream.on("error", reject);

@@ -121,6 +121,13 @@ describe("remote Command failures", () => {
     );
   });
 
+  it("fails cleanly (no crash) when the connection dies mid-command", async () => {
+    // $PPID is the sshd process serving this session: killing it drops the connection.
+    await expect(provider.create!(CMD, { connection: connection(), create: "echo started; kill -9 $PPID; sleep 5" })).rejects.toThrow(
+      /create command .* (was killed|SSH connection lost)/,
+    );
+  });
+
   it("refuses a server whose host key does not match connection.hostKey, without retrying", async () => {
     const started = Date.now();
     await expect(provider.create!(CMD, { connection: connection({ hostKey: sshd.otherHostKey, dialErrorLimit: 5 }), create: "touch /tmp/never" })).rejects.toThrow(
