@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { makeRedactor } from "../common/engine-log";
 import { InputReader, changedKeys } from "../common/inputs";
 import { CheckFailure, CheckOutcome, DiffOutcome, OperationContext, ResourceHandler } from "../common/provider";
-import { Decoded, Props, stringLeaves } from "../common/wire";
+import { Decoded, Props, containsUnknown, isSet, stringLeaves } from "../common/wire";
 import { ConnectionSpec, describe, readConnection } from "./connection";
 import { ENV_NAME, LineSplitter, envLine, remoteCommand, tail } from "./shell";
 import { connect, exec } from "./ssh";
@@ -152,7 +152,7 @@ function readCommon(values: Props): { inputs: CommonInputs; failures: CheckFailu
     if (!ENV_NAME.test(k)) r.failures.push({ property: `environment.${k}`, reason: "is not a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)" });
   }
   const triggers = values.triggers;
-  if (triggers !== undefined && triggers !== null && !Array.isArray(triggers)) r.failures.push({ property: "triggers", reason: "must be a list" });
+  if (isSet(triggers) && !Array.isArray(triggers)) r.failures.push({ property: "triggers", reason: "must be a list" });
   return { inputs, failures: r.failures };
 }
 
@@ -268,14 +268,14 @@ export function readLocal(values: Props): { interpreter: string[]; dir?: string;
   const dir = r.string("dir");
   let interpreter = ["/bin/sh", "-c"];
   const raw = values.interpreter;
-  if (raw !== undefined && raw !== null) {
+  if (isSet(raw) && !containsUnknown(raw)) {
     if (!Array.isArray(raw) || raw.length === 0 || raw.some((e) => typeof e !== "string")) {
       r.failures.push({ property: "interpreter", reason: 'must be a non-empty list of strings, e.g. ["/bin/bash", "-c"]' });
     } else interpreter = raw as string[];
   }
   for (const k of ["assetPaths", "archivePaths"]) {
     const v = values[k];
-    if (v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0)) {
+    if (isSet(v) && !(Array.isArray(v) && v.length === 0)) {
       r.failures.push({ property: k, reason: "is not supported by the offline command plugin (reprobench); use the official plugin" });
     }
   }

@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import { CheckFailure } from "../common/provider";
 import { InputReader } from "../common/inputs";
+import { UNKNOWN, isSet } from "../common/wire";
 
 export interface ConnectionSpec {
   host: string;
@@ -66,6 +67,7 @@ export function hostKeyAlgorithms(type: string): string[] {
 
 export function readConnection(value: unknown, path = "connection", allowProxy = true): { spec?: ConnectionSpec; failures: CheckFailure[] } {
   if (value === undefined || value === null) return { failures: [{ property: path, reason: "is required" }] };
+  if (value === UNKNOWN) return { failures: [] }; // preview: computed from other resources' outputs
   if (typeof value !== "object" || Array.isArray(value)) return { failures: [{ property: path, reason: "must be an object" }] };
   const r = new InputReader(value as Record<string, unknown>, path + ".");
   const host = r.string("host", true);
@@ -73,7 +75,8 @@ export function readConnection(value: unknown, path = "connection", allowProxy =
   if (port < 1 || port > 65535) r.failures.push({ property: `${path}.port`, reason: `must be 1..65535, got ${port}` });
   const dialErrorLimit = r.integer("dialErrorLimit") ?? 10;
   if (dialErrorLimit < -1) r.failures.push({ property: `${path}.dialErrorLimit`, reason: `must be -1 (unlimited) or >= 0, got ${dialErrorLimit}` });
-  const timeout = (value as Record<string, unknown>).perDialTimeout ?? 15;
+  const rawTimeout = (value as Record<string, unknown>).perDialTimeout;
+  const timeout = rawTimeout === UNKNOWN ? 15 : (rawTimeout ?? 15);
   if (typeof timeout !== "number" || !(timeout > 0)) {
     r.failures.push({ property: `${path}.perDialTimeout`, reason: `must be a positive number of seconds, got ${JSON.stringify(timeout)}` });
   }
@@ -88,7 +91,7 @@ export function readConnection(value: unknown, path = "connection", allowProxy =
   }
   let proxy: ConnectionSpec | undefined;
   const rawProxy = (value as Record<string, unknown>).proxy;
-  if (rawProxy !== undefined && rawProxy !== null) {
+  if (isSet(rawProxy)) {
     if (!allowProxy) {
       r.failures.push({ property: `${path}.proxy`, reason: "a proxy connection cannot have its own proxy" });
     } else {

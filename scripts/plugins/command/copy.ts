@@ -8,7 +8,7 @@ import * as path from "node:path";
 import type { SFTPWrapper } from "ssh2";
 import { InputReader } from "../common/inputs";
 import { CheckFailure, OperationContext, ResourceHandler } from "../common/provider";
-import { ARCHIVE_SIG, ASSET_SIG, Decoded, Props, SIG_KEY, containsUnknown } from "../common/wire";
+import { ARCHIVE_SIG, ASSET_SIG, Decoded, Props, SIG_KEY, containsUnknown, isSet } from "../common/wire";
 import { describe, readConnection } from "./connection";
 import { commandDiff } from "./command";
 import { connect, sftp } from "./ssh";
@@ -94,7 +94,7 @@ function copyHandler(sourceOf: (values: Props) => { source?: Source; failures: C
     const r = new InputReader(values);
     r.string("remotePath", true);
     const triggers = values.triggers;
-    if (triggers !== undefined && triggers !== null && !Array.isArray(triggers)) r.failures.push({ property: "triggers", reason: "must be a list" });
+    if (isSet(triggers) && !Array.isArray(triggers)) r.failures.push({ property: "triggers", reason: "must be a list" });
     return { failures: [...readConnection(values.connection).failures, ...sourceOf(values).failures, ...r.failures] };
   };
   const copy = async (ctx: OperationContext, d: Decoded) => {

@@ -83,6 +83,11 @@ export function encode(values: Props, secretKeys: Iterable<string>): Props {
   return out;
 }
 
+/** Present and known: not undefined/null, and not the preview-time unknown sentinel. */
+export function isSet(v: unknown): boolean {
+  return v !== undefined && v !== null && v !== UNKNOWN;
+}
+
 export function containsUnknown(v: unknown): boolean {
   if (v === UNKNOWN) return true;
   if (Array.isArray(v)) return v.some(containsUnknown);

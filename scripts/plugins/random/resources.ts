@@ -4,7 +4,7 @@
 import bcrypt from "bcryptjs";
 import { InputReader, changedKeys } from "../common/inputs";
 import { CheckOutcome, DiffOutcome, PluginSpec, ResourceHandler } from "../common/provider";
-import { Decoded, Props } from "../common/wire";
+import { Decoded, Props, isSet } from "../common/wire";
 import { StringSpec, generateId, generateInteger, generateString, generateUuid, stringSpecProblems } from "./generators";
 
 export const TYPES = {
@@ -26,7 +26,7 @@ function replaceAll(inputKeys: string[]) {
 
 function checkKeepers(r: InputReader): void {
   const v = r.values.keepers;
-  if (v !== undefined && v !== null && (typeof v !== "object" || Array.isArray(v))) {
+  if (isSet(v) && (typeof v !== "object" || Array.isArray(v))) {
     r.failures.push({ property: "keepers", reason: "must be a map" });
   }
 }
