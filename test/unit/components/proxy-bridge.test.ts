@@ -1,0 +1,110 @@
+// proxy-bridge.ts: the upstream proxy URL is a secret (it may carry credentials); only its host and port
+// may reach the bridge script's inputs, and a bad URL must be refused without echoing it.
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../infra/config";
+import { envPrelude, scriptWithEnv } from "../../../components/host-script";
+import { PROXY_BRIDGE_UNIT, bridgeScriptEnv, upstreamEndpoint } from "../../../components/proxy-bridge";
+
+const REPO = resolve(__dirname, "../../..");
+
+function stack(name: "prod" | "local", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
+  const raw = readStackFile(join(REPO, `Pulumi.${name}.yaml`));
+  edit?.(raw);
+  const result = parseConfig(raw, { requireSecrets: false });
+  if (!result.ok) throw new Error(`Pulumi.${name}.yaml: ${formatProblems(result.problems)}`);
+  return result.config;
+}
+
+const USER = "alice-proxy-user";
+const PASSWORD = "s3cr3t-P@ss:word/with?odd#chars";
+const CREDENTIALED = `http://${USER}:${encodeURIComponent(PASSWORD)}@proxy.internal:3128`;
+
+describe("upstreamEndpoint", () => {
+  it.each([
+    ["http://127.0.0.1:27890", "127.0.0.1", 27890], // seed 000 line 421
+    [CREDENTIALED, "proxy.internal", 3128],
+    ["http://proxy.internal", "proxy.internal", 80],
+    ["http://proxy.internal/", "proxy.internal", 80],
+    ["https://proxy.internal", "proxy.internal", 443],
+    ["http://proxy.internal:80", "proxy.internal", 80],
+    ["https://proxy.internal:443", "proxy.internal", 443],
+    ["http://proxy.internal:443", "proxy.internal", 443],
+    ["https://proxy.internal:8443", "proxy.internal", 8443],
+    ["HTTP://Proxy.Internal:3128", "proxy.internal", 3128],
+  ])("%s → %s port %d", (url, host, port) => {
+    expect(upstreamEndpoint(url)).toEqual({ host, port });
+  });
+
+  it.each(["not a url", "", "127.0.0.1:27890x", "http://", `http://${USER}:${PASSWORD}@proxy.internal:99999`])(
+    "refuses %j with a message naming the key, without echoing the value",
+    (url) => {
+      let message = "";
+      try {
+        upstreamEndpoint(url);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toBe("reprobench:proxyUpstream: expected a URL such as http://127.0.0.1:27890");
+      expect(message).not.toContain(USER);
+      expect(message).not.toContain("s3cr3t");
+    },
+  );
+});
+
+describe("bridgeScriptEnv", () => {
+  it("prod (upstream set with --secret): the seed's ports and check, no credentials anywhere", () => {
+    const env = bridgeScriptEnv(stack("prod"), CREDENTIALED);
+    expect(env).toEqual({
+      UNIT: PROXY_BRIDGE_UNIT,
+      BRIDGE_PORT: "27891", // seed PROXY_BRIDGE_PORT (line 415)
+      UPSTREAM_HOST: "proxy.internal",
+      UPSTREAM_PORT: "3128",
+      CONTAINER_HOST: "host.docker.internal",
+      CHECK_IMAGE: "alexgshaw/regex-chess:20251031", // seed CANARY_IMAGE (line 389)
+      CHECK_URL: "https://example.com/",
+    });
+  });
+
+  it("credentials never reach the env, its JSON, or the rendered script (what the create command holds)", () => {
+    const env = bridgeScriptEnv(stack("prod"), CREDENTIALED);
+    const rendered = [JSON.stringify(env), envPrelude(env), scriptWithEnv("proxy-bridge", env)];
+    for (const text of rendered) {
+      for (const secret of [USER, PASSWORD, encodeURIComponent(PASSWORD), "s3cr3t", CREDENTIALED]) expect(text).not.toContain(secret);
+    }
+  });
+
+  it("a query or path on the upstream URL does not leak either", () => {
+    const env = bridgeScriptEnv(stack("prod"), "http://proxy.internal:3128/?token=tok-123456");
+    expect(JSON.stringify(env)).not.toContain("tok-123456");
+    expect(env.UPSTREAM_HOST).toBe("proxy.internal");
+  });
+
+  it("local: the committed loopback proxy (127.0.0.1:27890, seed line 421)", () => {
+    const c = stack("local");
+    const env = bridgeScriptEnv(c, c.proxyUpstream!);
+    expect(env.UPSTREAM_HOST).toBe("127.0.0.1");
+    expect(env.UPSTREAM_PORT).toBe("27890");
+  });
+
+  it("follows proxy.bridgePort, containerHost, checkUrl and toolBundle.canaryImage", () => {
+    const c = stack("prod", (raw) => {
+      raw.proxy = { bridgePort: 28000, containerHost: "gateway.local", checkUrl: "https://example.org/ok" };
+      raw.toolBundle = { canaryImage: "registry.local/canary:1" };
+    });
+    expect(bridgeScriptEnv(c, "http://127.0.0.1:27890")).toMatchObject({
+      BRIDGE_PORT: "28000",
+      CONTAINER_HOST: "gateway.local",
+      CHECK_URL: "https://example.org/ok",
+      CHECK_IMAGE: "registry.local/canary:1",
+    });
+  });
+
+  it("every input is exportable by the host-script prelude", () => {
+    expect(() => envPrelude(bridgeScriptEnv(stack("prod"), CREDENTIALED))).not.toThrow();
+  });
+
+  it("a bad upstream URL fails with the proxyUpstream message", () => {
+    expect(() => bridgeScriptEnv(stack("prod"), "::::")).toThrow("reprobench:proxyUpstream: expected a URL");
+  });
+});

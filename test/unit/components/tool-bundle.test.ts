@@ -1,0 +1,60 @@
+// tool-bundle.ts: the inputs of tool-bundle.sh are seed 000's bundle (lines 293–389): where it is built,
+// where containers mount it, the pinned asciinema wheel, and the canary image that proves it.
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../infra/config";
+import { envPrelude, hostScript } from "../../../components/host-script";
+import { bundleScriptEnv } from "../../../components/tool-bundle";
+
+const REPO = resolve(__dirname, "../../..");
+
+function stack(name: "prod" | "local", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
+  const raw = readStackFile(join(REPO, `Pulumi.${name}.yaml`));
+  edit?.(raw);
+  const result = parseConfig(raw, { requireSecrets: false });
+  if (!result.ok) throw new Error(`Pulumi.${name}.yaml: ${formatProblems(result.problems)}`);
+  return result.config;
+}
+
+const SEED_WHEEL =
+  "https://files.pythonhosted.org/packages/55/72/d79812aa210d411f7659fde4bbb1d5ef0e80950ff70f98bfdc57e12787dc/asciinema-2.4.0-py3-none-any.whl";
+const SEED_SHA = "249ccf108509d643ddaf38979dac48c99e9e251f597173d8553a30d7a6423104";
+
+describe("bundleScriptEnv", () => {
+  it.each(["prod", "local"] as const)("%s: seed 000's bundle (dir, mount, wheel + sha256, canary image)", (name) => {
+    expect(bundleScriptEnv(stack(name).toolBundle)).toEqual({
+      TOOLS_DIR: "/var/lib/reprobench/harbor-tools-amd64",
+      MOUNT_PATH: "/opt/harbor-tools",
+      WHEEL_URL: SEED_WHEEL,
+      WHEEL_SHA256: SEED_SHA,
+      CANARY_IMAGE: "alexgshaw/regex-chess:20251031",
+    });
+  });
+
+  it("follows every toolBundle key it renders", () => {
+    const t = stack("prod", (raw) => {
+      raw.toolBundle = {
+        hostDir: "/srv/tools",
+        mountPath: "/opt/tools",
+        asciinemaWheelUrl: "https://mirror.local/asciinema-2.4.0-py3-none-any.whl",
+        asciinemaSha256: "A".repeat(64),
+        canaryImage: "registry.local/canary:1",
+      };
+    }).toolBundle;
+    expect(bundleScriptEnv(t)).toEqual({
+      TOOLS_DIR: "/srv/tools",
+      MOUNT_PATH: "/opt/tools",
+      WHEEL_URL: "https://mirror.local/asciinema-2.4.0-py3-none-any.whl",
+      WHEEL_SHA256: "a".repeat(64), // the schema lower-cases digests; sha256sum prints lower case
+      CANARY_IMAGE: "registry.local/canary:1",
+    });
+  });
+
+  it("provides every input tool-bundle.sh insists on, and they export cleanly", () => {
+    const env = bundleScriptEnv(stack("prod").toolBundle);
+    const required = [...hostScript("tool-bundle").matchAll(/\$\{([A-Z_][A-Z0-9_]*):\?\}/g)].map((m) => m[1]);
+    expect(required.length).toBeGreaterThan(0);
+    for (const name of required) expect(Object.keys(env), name).toContain(name);
+    expect(() => envPrelude(env)).not.toThrow();
+  });
+});
