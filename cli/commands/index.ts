@@ -5,6 +5,7 @@ import { resume, rerun } from "./resume";
 import { validate } from "./validate";
 import { pull } from "./pull";
 import { sim } from "./sim";
+import { down, preview, up } from "./stack";
 // The subcommand table. Each entry lives in its own file; keep one import and one line per command.
 export interface Command {
   /** One line for `reprobench --help`. */
@@ -14,6 +15,9 @@ export interface Command {
 }
 
 export const commands: Record<string, Command> = {
+  up,
+  preview,
+  down,
   audit,
   config,
   report,

@@ -1,0 +1,148 @@
+// The cluster components converged by the REAL Pulumi engine (Automation API) on the simulated cluster:
+// idempotence, a one-worker change, drift repair, refused faults that leave daemon.json untouched, and
+// a destroy that leaves nothing of ours behind. Traffic goes to 127.0.0.1 (SSH) and the sim hosts only.
+import { readFileSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import type { Stack } from "@pulumi/pulumi/automation";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import YAML from "yaml";
+import { type ClusterPlan, type HostPlan, simUp, sshArgs } from "../../sim/cluster";
+import { run } from "../../sim/exec";
+import { repoRoot, type TestProject, testProject } from "../helpers/project";
+
+let plan: ClusterPlan;
+let project: TestProject;
+let stack: Stack;
+let stackFile: string;
+let baseline: Record<string, unknown>;
+const originalDaemonJson: Record<string, string> = {};
+
+const host = (name: string): HostPlan => plan.hosts.find((h) => h.name === name)!;
+async function ssh(name: string, command: string): Promise<string> {
+  const r = await run(sshArgs(plan, host(name), command), { timeoutMs: 120_000 });
+  if (r.code !== 0) throw new Error(`ssh ${name} '${command}' exited ${r.code}: ${r.stderr || r.stdout}`);
+  return r.stdout;
+}
+const daemonJson = (name: string) => ssh(name, "cat /etc/docker/daemon.json 2>/dev/null || echo ABSENT");
+
+/** Rewrites the test stack's config: `edit` gets the reprobench:* values without the prefix. */
+function editConfig(edit: (c: Record<string, any>) => void): void {
+  const doc = structuredClone(baseline) as { config: Record<string, unknown> };
+  const flat: Record<string, any> = {};
+  for (const [k, v] of Object.entries(doc.config)) flat[k.replace(/^reprobench:/, "")] = v;
+  edit(flat);
+  doc.config = Object.fromEntries(Object.entries(flat).map(([k, v]) => [`reprobench:${k}`, v]));
+  writeFileSync(stackFile, YAML.stringify(doc));
+}
+
+/** Chat completions through the router; returns the set of "host@rank" tags that answered. */
+async function routedTags(n: number): Promise<Set<string>> {
+  const body = JSON.stringify({ model: "Qwen/Qwen3.8-27B", messages: [{ role: "user", content: "Reply with exactly READY." }], max_tokens: 8 });
+  const key = (await stack.outputs()).sglangApiKey.value as string;
+  const script = `for i in $(seq 1 ${n}); do curl -fsS -D - -o /dev/null -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '${body}' http://127.0.0.1:30000/v1/chat/completions & done; wait`;
+  const out = await ssh("worker-b", script);
+  const tags = new Set<string>();
+  let worker = "";
+  for (const line of out.split("\n")) {
+    const [name, value] = line.split(":").map((s) => s.trim());
+    if (name?.toLowerCase() === "x-double-worker") worker = value;
+    if (name?.toLowerCase() === "x-double-dp-rank") tags.add(`${worker}@${value}`);
+  }
+  return tags;
+}
+
+beforeAll(async () => {
+  plan = (await simUp({ root: repoRoot })).plan;
+  for (const h of plan.hosts) originalDaemonJson[h.name] = await daemonJson(h.name);
+  project = await testProject({ ".sim": path.join(repoRoot, ".sim") });
+  stack = await project.stack("local", "Pulumi.local.yaml");
+  stackFile = path.join(project.dir, "Pulumi.local.yaml");
+  baseline = YAML.parse(readFileSync(stackFile, "utf8"));
+  // The run-level components are exercised by their own suite.
+  (baseline as { config: Record<string, unknown> }).config["reprobench:run"] = { enabled: false };
+  editConfig(() => undefined);
+});
+
+afterAll(async () => {
+  // Whatever happened, leave no cluster resources behind (destroy is also asserted below).
+  await stack?.destroy({ onOutput: () => undefined }).catch(() => undefined);
+  project?.cleanup();
+});
+
+describe("cluster on the simulated hosts (real engine)", () => {
+  it("up converges; preview and up --refresh then see no changes", async () => {
+    const up = await stack.up({ onOutput: () => undefined });
+    expect(up.summary.result).toBe("succeeded");
+    const status = JSON.parse(up.outputs.routerStatus.value as string);
+    expect(status.workers.sort()).toEqual([
+      "http://172.31.250.11:30001@0", "http://172.31.250.11:30001@1",
+      "http://172.31.250.12:30001@0", "http://172.31.250.12:30001@1",
+    ]);
+    const info = JSON.parse((up.outputs.workerServerInfo.value as string[])[0]);
+    expect(info).toMatchObject({ tp_size: 4, dp_size: 2, max_running_requests: 5, max_mamba_cache_size: 25 });
+
+    const preview = await stack.preview({ expectNoChanges: true });
+    expect(Object.keys(preview.changeSummary).filter((k) => k !== "same")).toEqual([]);
+    const refreshed = await stack.up({ refresh: true, expectNoChanges: true, onOutput: () => undefined });
+    expect(refreshed.summary.resourceChanges).toEqual({ same: refreshed.summary.resourceChanges?.same });
+  });
+
+  it("the router spreads completions over every DP rank of every host", async () => {
+    const tags = await routedTags(24);
+    expect([...tags].sort()).toEqual(["worker-a@0", "worker-a@1", "worker-b@0", "worker-b@1"]);
+  });
+
+  it("changing one worker's maxRunningRequests touches that worker only", async () => {
+    editConfig((c) => (c.sglang.overrides = { "worker-b": { maxRunningRequests: 4 } }));
+    const out: string[] = [];
+    const preview = await stack.preview({ diff: true, onOutput: (o) => out.push(o) });
+    expect(preview.changeSummary.update).toBe(1);
+    expect(preview.changeSummary.replace ?? 0).toBe(0);
+    const diff = out.join("");
+    expect(diff).toContain("worker-b-sglang-container");
+    expect(diff).not.toMatch(/~ .*worker-a-sglang-container/);
+    const up = await stack.up({ onOutput: () => undefined });
+    expect(up.summary.resourceChanges?.update).toBe(1);
+    const infoB = JSON.parse((up.outputs.workerServerInfo.value as string[])[1]);
+    expect(infoB.max_running_requests).toBe(4);
+    const infoA = JSON.parse((up.outputs.workerServerInfo.value as string[])[0]);
+    expect(infoA.max_running_requests).toBe(5);
+  });
+
+  it("a killed worker container is recreated by up --refresh and serves through the router again", async () => {
+    await ssh("worker-a", "docker rm -f qwen38-worker-a");
+    const up = await stack.up({ refresh: true, onOutput: () => undefined });
+    expect(up.summary.resourceChanges?.replace).toBe(1);
+    expect(await ssh("worker-a", "docker inspect -f '{{.State.Running}}' qwen38-worker-a")).toContain("true");
+    const tags = await routedTags(24);
+    expect([...tags].filter((t) => t.startsWith("worker-a")).sort()).toEqual(["worker-a@0", "worker-a@1"]);
+  });
+
+  describe("refused faults leave daemon.json byte-identical", () => {
+    const cases: [string, (c: Record<string, any>) => void, RegExp][] = [
+      ["invalid pool", (c) => (c.docker.addressPools = [{ base: "172.18.0.0/15", size: 33 }]), /reprobench:docker\.addressPools\[0\]\.size/],
+      ["pool overlapping a route", (c) => (c.docker.addressPools = [{ base: "172.31.250.0/24", size: 28 }]), /overlaps route 172\.31\.250\.0\/24/],
+      ["restart needed while containers run", (c) => (c.docker.addressPools = [{ base: "10.213.0.0/16", size: 24 }]), /refusing to restart docker while containers run/],
+    ];
+    it.each(cases)("%s", async (_name, edit, message) => {
+      const before = { a: await daemonJson("worker-a"), b: await daemonJson("worker-b") };
+      editConfig((c) => {
+        c.docker = { ...(c.docker ?? {}) };
+        edit(c);
+      });
+      await expect(stack.up({ onOutput: () => undefined })).rejects.toThrow(message);
+      expect({ a: await daemonJson("worker-a"), b: await daemonJson("worker-b") }).toEqual(before);
+      editConfig(() => undefined);
+    });
+  });
+
+  it("destroy removes every container and unit of ours and restores daemon.json", async () => {
+    await stack.destroy({ onOutput: () => undefined });
+    for (const h of plan.hosts) {
+      expect(await ssh(h.name, "docker ps -a --filter label=io.reprobench.managed=1 --format '{{.Names}}'")).toBe("");
+      expect(await ssh(h.name, "docker network ls --filter label=io.reprobench.managed=1 --format '{{.Name}}'")).toBe("");
+      expect(await ssh(h.name, "ls /etc/systemd/system | grep -c reprobench || true")).toBe("0\n");
+      expect(await daemonJson(h.name)).toBe(originalDaemonJson[h.name]);
+    }
+  });
+});
