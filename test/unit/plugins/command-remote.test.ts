@@ -136,9 +136,11 @@ describe("remote Command failures", () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
-  it("accepts the matching host key", async () => {
-    const r = await provider.create!(CMD, { connection: connection({ hostKey: sshd.hostKey }), create: "echo pinned" });
-    expect(r.outs.stdout).toBe("pinned");
+  it("accepts the matching host key of each type the server offers (ed25519, RSA, ECDSA; known_hosts lines too)", async () => {
+    for (const hostKey of [sshd.hostKey, sshd.rsaHostKey, sshd.ecdsaHostKey, `[127.0.0.1]:${sshd.port} ${sshd.rsaHostKey}`]) {
+      const r = await provider.create!(CMD, { connection: connection({ hostKey }), create: "echo pinned" });
+      expect(r.outs.stdout).toBe("pinned");
+    }
   });
 
   it("check rejects a malformed hostKey and a missing host by name", async () => {

@@ -10,6 +10,9 @@ export interface Sshd {
   port: number;
   dir: string;
   hostKey: string;
+  /** The server's other host keys (RSA, ECDSA), in authorized_keys format. */
+  rsaHostKey: string;
+  ecdsaHostKey: string;
   otherHostKey: string;
   clientKey: string;
   encryptedClientKey: string;
@@ -59,6 +62,8 @@ export async function startSshd(opts: { acceptEnv?: string } = {}): Promise<Sshd
     port,
     dir,
     hostKey: read("host_ed25519.pub"),
+    rsaHostKey: read("host_rsa.pub"),
+    ecdsaHostKey: read("host_ecdsa.pub"),
     otherHostKey: read("other_host_ed25519.pub"),
     clientKey: read("client_ed25519"),
     encryptedClientKey: read("client_encrypted"),
