@@ -1,10 +1,11 @@
 // docker-daemon.ts: the address pools checked before any host is touched, their capacity (Harbor needs one
 // network per concurrent trial), and the inputs of docker-daemon.sh, from the committed stack files.
+import { spawnSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../infra/config";
 import { DAEMON_STATE_DIR, daemonScriptEnv, poolCapacity, poolProblems } from "../../../components/docker-daemon";
-import { envPrelude } from "../../../components/host-script";
+import { bashCommand, envPrelude, scriptWithEnv } from "../../../components/host-script";
 
 const REPO = resolve(__dirname, "../../..");
 
@@ -133,5 +134,26 @@ describe("daemonScriptEnv", () => {
     const pools = JSON.parse(daemonScriptEnv(docker("prod")).POOLS_JSON) as Record<string, unknown>[];
     for (const pool of pools) expect(Object.keys(pool).sort()).toEqual(["base", "size"]);
     expect(typeof pools[0].size).toBe("number");
+  });
+});
+
+describe("the create command (bashCommand over daemonScriptEnv)", () => {
+  it("a login shell parses it back into exactly prelude + docker-daemon.sh, inputs intact", () => {
+    const env = daemonScriptEnv(docker("prod", { addressPools: [{ base: "172.18.0.0/15", size: 24 }, { base: "10.210.0.0/16", size: 26 }] }));
+    const command = bashCommand("docker-daemon", env);
+    // printf in place of bash shows the argv the remote shell builds, without running the script.
+    const argv = spawnSync("sh", ["-c", command.replace(/^bash -c /, "printf '%s\\0' ")], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    expect(argv.stdout.split("\0")).toEqual([scriptWithEnv("docker-daemon", env), "docker-daemon", ""]);
+    // …and the prelude alone exports POOLS_JSON (quotes, braces) unchanged.
+    const seen = spawnSync("bash", ["-c", `${envPrelude(env)}\nprintf '%s' "$POOLS_JSON"`], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    expect(JSON.parse(seen.stdout)).toEqual([{ base: "172.18.0.0/15", size: 24 }, { base: "10.210.0.0/16", size: 26 }]);
+  });
+
+  it("supplies every input docker-daemon.sh insists on", () => {
+    const env = daemonScriptEnv(docker("prod"));
+    const script = scriptWithEnv("docker-daemon", env);
+    const required = [...script.matchAll(/\$\{([A-Z_][A-Z0-9_]*):\?\}/g)].map((m) => m[1]);
+    expect(required.length).toBeGreaterThan(0);
+    for (const name of required) expect(Object.keys(env), name).toContain(name);
   });
 });

@@ -3,7 +3,7 @@
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../infra/config";
-import { envPrelude, scriptWithEnv } from "../../../components/host-script";
+import { envPrelude, hostScript, scriptWithEnv } from "../../../components/host-script";
 import { PROXY_BRIDGE_UNIT, bridgeScriptEnv, upstreamEndpoint } from "../../../components/proxy-bridge";
 
 const REPO = resolve(__dirname, "../../..");
@@ -106,5 +106,19 @@ describe("bridgeScriptEnv", () => {
 
   it("a bad upstream URL fails with the proxyUpstream message", () => {
     expect(() => bridgeScriptEnv(stack("prod"), "::::")).toThrow("reprobench:proxyUpstream: expected a URL");
+  });
+});
+
+/** Names a host script refuses to run without (`: "${NAME:?}"`). */
+function requiredInputs(script: string): string[] {
+  return [...hostScript(script).matchAll(/\$\{([A-Z_][A-Z0-9_]*):\?\}/g)].map((m) => m[1]);
+}
+
+describe("bridgeScriptEnv against proxy-bridge.sh", () => {
+  it("supplies every input the script insists on (no secret needed at all)", () => {
+    const env = bridgeScriptEnv(stack("prod"), CREDENTIALED);
+    const required = requiredInputs("proxy-bridge");
+    expect(required.length).toBeGreaterThan(0);
+    expect(required.filter((name) => !(name in env))).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../infra/config";
-import { envPrelude } from "../../../components/host-script";
+import { envPrelude, hostScript } from "../../../components/host-script";
 import { expectedRouterWorkers, routerDockerArgs, routerLocalUrl, routerScriptEnv } from "../../../components/sglang-router";
 
 const REPO = resolve(__dirname, "../../..");
@@ -237,5 +237,19 @@ describe("routerScriptEnv", () => {
   ] as [string, Record<string, Record<string, unknown>>][])("changing %s leaves the router's SPEC alone", (_what, edits) => {
     const c = stack("prod", (raw) => Object.entries(edits).forEach(([k, v]) => merge(raw, k, v)));
     expect(routerScriptEnv(c).SPEC).toBe(routerScriptEnv(prod).SPEC);
+  });
+});
+
+/** Names a host script refuses to run without (`: "${NAME:?}"`). */
+function requiredInputs(script: string): string[] {
+  return [...hostScript(script).matchAll(/\$\{([A-Z_][A-Z0-9_]*):\?\}/g)].map((m) => m[1]);
+}
+
+describe("routerScriptEnv against sglang-router.sh", () => {
+  it("supplies every input the script insists on, except API_KEY (sent as a secret environment)", () => {
+    const env = routerScriptEnv(stack("prod"));
+    const required = requiredInputs("sglang-router");
+    expect(required).toContain("EXPECTED_WORKERS");
+    expect(required.filter((name) => !(name in env))).toEqual(["API_KEY"]);
   });
 });

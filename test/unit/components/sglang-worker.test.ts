@@ -12,7 +12,7 @@ import {
   sglangCommand,
   workerSettings,
 } from "../../../infra/config";
-import { envPrelude } from "../../../components/host-script";
+import { envPrelude, hostScript } from "../../../components/host-script";
 import { expectedServerInfo, workerDockerArgs, workerScriptEnv } from "../../../components/sglang-worker";
 
 const REPO = resolve(__dirname, "../../..");
@@ -282,5 +282,19 @@ describe("ResolvedSglangSettings edits (no parser in between)", () => {
   it("workerDockerArgs reads only the settings it is given", () => {
     const s: ResolvedSglangSettings = { ...workerSettings(stack("prod"), "worker-a"), gpus: "none", stopTimeoutSecs: 0, ulimits: {}, env: {} };
     expect(workerDockerArgs(s)).toEqual(["--network", "host", "--ipc", "host", "--stop-timeout", "0", "--volume", `${PROD_MODEL}:/models/Qwen3.8-27B:ro`]);
+  });
+});
+
+/** Names a host script refuses to run without (`: "${NAME:?}"`). */
+function requiredInputs(script: string): string[] {
+  return [...hostScript(script).matchAll(/\$\{([A-Z_][A-Z0-9_]*):\?\}/g)].map((m) => m[1]);
+}
+
+describe("workerScriptEnv against sglang-worker.sh", () => {
+  it("supplies every input the script insists on, except API_KEY (sent as a secret environment)", () => {
+    const env = workerScriptEnv(workerSettings(stack("prod"), "worker-a"));
+    const required = requiredInputs("sglang-worker");
+    expect(required).toContain("API_KEY");
+    expect(required.filter((name) => !(name in env))).toEqual(["API_KEY"]);
   });
 });
