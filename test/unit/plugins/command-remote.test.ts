@@ -1,6 +1,7 @@
 // command:remote:* against a real OpenSSH server on loopback (test/fixtures/plugins/sshd.sh).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import * as net from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MemoryLog } from "../../../scripts/plugins/common/engine-log";
@@ -154,6 +155,23 @@ describe("remote Command failures", () => {
       provider.create!(CMD, { connection: wrapSecret({ host: "127.0.0.1", port: closed, user: "root", dialErrorLimit: 2, perDialTimeout: 2 }), create: "true" }),
     ).rejects.toThrow(new RegExp(`could not connect to root@127\\.0\\.0\\.1:${closed} after 2 attempt\\(s\\) \\(dialErrorLimit 2\\): .*ECONNREFUSED`));
     expect(log.messages.filter((m) => m.severity === "warning")).toHaveLength(1);
+  });
+
+  it("bounds each dial by perDialTimeout (a server that never answers the handshake)", async () => {
+    const silent = net.createServer(() => {}); // accepts, never sends an SSH banner
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const port = (silent.address() as net.AddressInfo).port;
+    const started = Date.now();
+    try {
+      await expect(
+        provider.create!(CMD, { connection: wrapSecret({ host: "127.0.0.1", port, user: "root", dialErrorLimit: 2, perDialTimeout: 1 }), create: "true" }),
+      ).rejects.toThrow(/after 2 attempt\(s\).*[Tt]imed out/);
+      const elapsed = Date.now() - started;
+      expect(elapsed).toBeGreaterThanOrEqual(2000); // two 1 s dials (+ 0.5 s backoff)
+      expect(elapsed).toBeLessThan(10_000);
+    } finally {
+      silent.close();
+    }
   });
 
   it("reports a wrong key passphrase clearly", async () => {
