@@ -17,6 +17,10 @@ let stackFile: string;
 let baseline: Record<string, unknown>;
 const originalDaemonJson: Record<string, string> = {};
 
+// Stack config as parsed YAML: edited freely by the fault cases below.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type LooseConfig = Record<string, any>;
+
 const host = (name: string): HostPlan => plan.hosts.find((h) => h.name === name)!;
 async function ssh(name: string, command: string): Promise<string> {
   const r = await run(sshArgs(plan, host(name), command), { timeoutMs: 120_000 });
@@ -26,9 +30,9 @@ async function ssh(name: string, command: string): Promise<string> {
 const daemonJson = (name: string) => ssh(name, "cat /etc/docker/daemon.json 2>/dev/null || echo ABSENT");
 
 /** Rewrites the test stack's config: `edit` gets the reprobench:* values without the prefix. */
-function editConfig(edit: (c: Record<string, any>) => void): void {
+function editConfig(edit: (c: LooseConfig) => void): void {
   const doc = structuredClone(baseline) as { config: Record<string, unknown> };
-  const flat: Record<string, any> = {};
+  const flat: LooseConfig = {};
   for (const [k, v] of Object.entries(doc.config)) flat[k.replace(/^reprobench:/, "")] = v;
   edit(flat);
   doc.config = Object.fromEntries(Object.entries(flat).map(([k, v]) => [`reprobench:${k}`, v]));
@@ -119,7 +123,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
   });
 
   describe("refused faults leave daemon.json byte-identical", () => {
-    const cases: [string, (c: Record<string, any>) => void, RegExp][] = [
+    const cases: [string, (c: LooseConfig) => void, RegExp][] = [
       ["invalid pool", (c) => (c.docker.addressPools = [{ base: "172.18.0.0/15", size: 33 }]), /reprobench:docker\.addressPools\[0\]\.size/],
       ["pool overlapping a route", (c) => (c.docker.addressPools = [{ base: "172.31.250.0/24", size: 28 }]), /overlaps route 172\.31\.250\.0\/24/],
       ["restart needed while containers run", (c) => (c.docker.addressPools = [{ base: "10.213.0.0/16", size: 24 }]), /refusing to restart docker while containers run/],
