@@ -20,10 +20,15 @@ const SEVERITY: Record<Severity, number> = {
   error: engproto.LogSeverity.ERROR,
 };
 
-/** Sends to the engine's Log RPC; messages are chained so they arrive in order. */
+/**
+ * Sends to the engine's Log RPC, one call at a time so messages arrive in order. Lines that queue up
+ * while a call is in flight (a chatty command) are coalesced per resource and severity into one
+ * multi-line message, so a burst of output costs a few RPCs rather than one per line.
+ */
 export class EngineLog implements LogSink {
   private readonly client: engrpc.EngineClient;
-  private tail: Promise<void> = Promise.resolve();
+  private readonly queue: { severity: Severity; message: string; urn?: string }[] = [];
+  private pumping: Promise<void> | undefined;
 
   constructor(engineAddress: string) {
     this.client = new engrpc.EngineClient(engineAddress, grpc.credentials.createInsecure(), {
@@ -32,21 +37,35 @@ export class EngineLog implements LogSink {
   }
 
   log(severity: Severity, message: string, urn?: string): void {
+    this.queue.push({ severity, message, urn });
+    this.pumping ??= this.pump().finally(() => (this.pumping = undefined));
+  }
+
+  private async pump(): Promise<void> {
+    while (this.queue.length > 0) {
+      const head = this.queue.shift()!;
+      const lines = [head.message];
+      let size = head.message.length;
+      while (this.queue.length > 0 && this.queue[0].urn === head.urn && this.queue[0].severity === head.severity && size < 64 * 1024) {
+        const next = this.queue.shift()!;
+        lines.push(next.message);
+        size += next.message.length + 1;
+      }
+      await this.send(head.severity, lines.join("\n"), head.urn);
+    }
+  }
+
+  private send(severity: Severity, message: string, urn?: string): Promise<void> {
     const req = new engproto.LogRequest();
     req.setSeverity(SEVERITY[severity] as engproto.LogSeverity);
     req.setMessage(message);
     if (urn) req.setUrn(urn);
-    this.tail = this.tail.then(
-      () =>
-        new Promise<void>((resolve) => {
-          // A lost log line must never fail the operation it describes; bound each call.
-          this.client.log(req, new grpc.Metadata(), { deadline: Date.now() + 10_000 }, () => resolve());
-        }),
-    );
+    // A lost log line must never fail the operation it describes; bound each call, ignore errors.
+    return new Promise((resolve) => this.client.log(req, new grpc.Metadata(), { deadline: Date.now() + 10_000 }, () => resolve()));
   }
 
-  flush(): Promise<void> {
-    return this.tail;
+  async flush(): Promise<void> {
+    while (this.pumping) await this.pumping;
   }
 }
 

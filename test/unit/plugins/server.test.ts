@@ -123,6 +123,15 @@ describe("plugin processes over gRPC", () => {
     expect(engineLogs).toEqual(expect.arrayContaining([{ severity: engproto.LogSeverity.INFO, message: "streamed-line", urn }]));
   }, 60_000);
 
+  it("command delivers every line of a burst of output, in order, before the operation returns", async () => {
+    const p = plugins[1];
+    const urn = "urn:pulumi:dev::proj::command:local:Command::burst";
+    const req = new provproto.CreateRequest().setUrn(urn).setProperties(structproto.Struct.fromJavaScript({ create: "seq 1 2000" }));
+    await unary<provproto.CreateRequest, provproto.CreateResponse>(p.client.create.bind(p.client), req);
+    const lines = engineLogs.filter((l) => l.urn === urn).flatMap((l) => l.message.split("\n"));
+    expect(lines).toEqual(Array.from({ length: 2000 }, (_, i) => String(i + 1)));
+  });
+
   it("command turns a failing command into a gRPC error carrying stderr", async () => {
     const p = plugins[1];
     const req = new provproto.CreateRequest()
