@@ -5,16 +5,26 @@ import { scriptWithEnv } from "./host-script";
 
 export const PROXY_BRIDGE_UNIT = "reprobench-proxy-bridge";
 
-/** host and port of the upstream proxy URL; credentials stay with the upstream (socat forwards TCP). */
+/**
+ * Host and port of the upstream HTTP proxy, in socat's address form (IPv6 in brackets). The bridge
+ * forwards plain TCP, so it cannot add credentials or speak SOCKS: such upstreams are refused with
+ * what to do instead.
+ */
 export function upstreamEndpoint(url: string): { host: string; port: number } {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new Error(`reprobench:proxyUpstream: expected a URL such as http://127.0.0.1:27890`);
+    throw new Error("reprobench:proxyUpstream: expected a URL such as http://127.0.0.1:27890");
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new Error(`reprobench:proxyUpstream: the bridge forwards an HTTP proxy; ${parsed.protocol.replace(":", "")} is not supported (run an HTTP proxy on the runner that uses it, and point proxyUpstream there)`);
+  }
+  if (parsed.username || parsed.password) {
+    throw new Error("reprobench:proxyUpstream: carries credentials, which a TCP bridge cannot add to the containers' requests; run a local proxy on the runner that holds them (the seed's 127.0.0.1:27890) and point proxyUpstream at it");
   }
   const port = parsed.port ? Number(parsed.port) : parsed.protocol === "https:" ? 443 : 80;
-  return { host: parsed.hostname.replace(/^\[|\]$/g, ""), port };
+  return { host: parsed.hostname, port };
 }
 
 /** Inputs of proxy-bridge.sh (no secrets: the upstream's host and port only). */

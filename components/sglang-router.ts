@@ -39,7 +39,8 @@ export function routerScriptEnv(config: ReprobenchConfig): Record<string, string
   return {
     CONTAINER_NAME: r.containerName,
     IMAGE: r.image ?? config.sglang.image,
-    SPEC: specHash({ image: r.image, dockerArgs, command, user: r.user }),
+    // The rank list is fixed when the router starts, so a DP-size change must restart it too.
+    SPEC: specHash({ image: r.image, dockerArgs, command, user: r.user, workers: expectedRouterWorkers(config) }),
     DOCKER_ARGS_JSON: JSON.stringify(dockerArgs),
     COMMAND_JSON: JSON.stringify(command),
     CONTAINER_USER: r.user,

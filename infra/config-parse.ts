@@ -343,7 +343,7 @@ function secretProblems(config: ReprobenchConfig): ConfigProblem[] {
     }
   }
   if (config.proxyUpstream !== undefined && config.proxyUpstream !== SECRET_PLACEHOLDER && !isProxyUrl(config.proxyUpstream)) {
-    out.push(problem(["proxyUpstream"], "got a value that is not a proxy URL (not shown); expected a URL with scheme http, https, socks5 or socks5h, a host and a port (credentials allowed)"));
+    out.push(problem(["proxyUpstream"], "got a value that is not a proxy URL (not shown); expected an HTTP proxy URL (http or https, a host and a port, no credentials: the bridge forwards TCP and cannot add them, so run a local proxy on the runner that holds them, as the seed's 127.0.0.1:27890)"));
   }
   return out;
 }
@@ -364,7 +364,7 @@ export function missingSecretProblems(config: ReprobenchConfig): ConfigProblem[]
 function isProxyUrl(text: string): boolean {
   try {
     const url = new URL(text);
-    return ["http:", "https:", "socks5:", "socks5h:"].includes(url.protocol) && url.hostname !== "" && (url.pathname === "" || url.pathname === "/");
+    return ["http:", "https:"].includes(url.protocol) && url.hostname !== "" && !url.username && !url.password && (url.pathname === "" || url.pathname === "/");
   } catch {
     return false;
   }

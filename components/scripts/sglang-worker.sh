@@ -20,6 +20,8 @@ log() { echo "sglang-worker[$CONTAINER_NAME]: $*" >&2; }
 for tool in docker jq curl; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
 [ -d "$MODEL_PATH" ] || die "model directory $MODEL_PATH does not exist on $(hostname)"
 
+# The label also covers the API key (hashed), so a new key restarts the container.
+SPEC="$SPEC-$(printf %s "$API_KEY" | sha256sum | cut -c1-8)"
 current=$(docker inspect --format '{{index .Config.Labels "io.reprobench.spec"}} {{.State.Running}}' "$CONTAINER_NAME" 2>/dev/null || true)
 if [ "$current" = "$SPEC true" ]; then
   log "container is current (spec $SPEC)"

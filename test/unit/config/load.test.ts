@@ -65,12 +65,12 @@ describe("loadConfig", () => {
   });
 
   it("reads all config through pulumi.runtime when no map is given", async () => {
-    const raw = { ...minimalRealConfig(), sshPrivateKeys: { default: FAKE_PEM, "worker-b": FAKE_PEM.replace("VEVT", "QUJD") }, proxyUpstream: "http://alice:pw@proxy.example:3128" };
+    const raw = { ...minimalRealConfig(), sshPrivateKeys: { default: FAKE_PEM, "worker-b": FAKE_PEM.replace("VEVT", "QUJD") }, proxyUpstream: "http://proxy.example:3128" };
     pulumi.runtime.setAllConfig(toPulumiConfigMap(raw), ["reprobench:sshPrivateKeys", "reprobench:proxyUpstream"]);
     const loaded = loadConfig({ projectDir: REPO, requireSecrets: true, ...quiet });
     expect(await resolved(loaded.secrets.sshPrivateKey["worker-a"])).toBe(FAKE_PEM); // the default
     expect(await resolved(loaded.secrets.sshPrivateKey["worker-b"])).toContain("QUJD"); // the host's own key wins
-    expect(await resolved(loaded.secrets.proxyUpstream!)).toBe("http://alice:pw@proxy.example:3128");
+    expect(await resolved(loaded.secrets.proxyUpstream!)).toBe("http://proxy.example:3128");
   });
 
   it("refuses secrets Pulumi holds in plaintext, without printing them", () => {

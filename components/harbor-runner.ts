@@ -1,0 +1,192 @@
+import { createHash } from "node:crypto";
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import * as path from "node:path";
+import * as command from "@pulumi/command";
+import * as pulumi from "@pulumi/pulumi";
+import type { ReprobenchConfig } from "../infra/config-schema";
+import { isGitUrl } from "../infra/config-schema";
+import { CheckedCommand, type SshConnectionInput } from "./checked-command";
+import { scriptWithEnv } from "./host-script";
+import { imageManifest, tasksDir } from "./run-config";
+
+type HarborConfig = ReprobenchConfig["harbor"];
+
+/** Inputs of harbor-install.sh. */
+export function installScriptEnv(h: HarborConfig): Record<string, string> {
+  return {
+    HARBOR_VERSION: h.version,
+    WHEEL_SHA256: h.wheelSha256,
+    VENV: h.venv,
+    PYTHON_VERSION: h.pythonVersion,
+    FIND_LINKS: h.pipFindLinks ?? "",
+    WORK_DIR: h.workDir,
+    JOBS_DIR: h.jobsDir,
+  };
+}
+
+/**
+ * sha256 over a local directory tree (sorted relative paths and contents; symlinks followed as the upload
+ * does): names an uploaded dataset the way a commit names a git one.
+ */
+export function directoryDigest(root: string): string {
+  const hash = createHash("sha256");
+  const walk = (dir: string, rel: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const full = path.join(dir, name);
+      const relPath = rel ? `${rel}/${name}` : name;
+      const st = statSync(full);
+      if (st.isDirectory()) walk(full, relPath);
+      else if (st.isFile()) hash.update(`${relPath}\0${st.size}\0`).update(readFileSync(full)).update("\0");
+    }
+  };
+  walk(root, "");
+  return hash.digest("hex");
+}
+
+/** How the dataset reaches the runner: a pinned git checkout, or a project directory uploaded under a content-addressed path. */
+export type DatasetSource =
+  | { kind: "git"; url: string; commit: string }
+  | { kind: "upload"; localDir: string; digest: string; uploadDir: string };
+
+/** Decides the dataset source; throws naming harbor.datasetRepo when a local directory is missing. */
+export function datasetSource(h: HarborConfig, projectDir: string): DatasetSource {
+  if (isGitUrl(h.datasetRepo)) {
+    if (h.datasetCommit === null) throw new Error(`harbor.datasetCommit: required for the git dataset ${h.datasetRepo}`);
+    return { kind: "git", url: h.datasetRepo, commit: h.datasetCommit };
+  }
+  const localDir = path.resolve(projectDir, h.datasetRepo);
+  let isDir = false;
+  try {
+    isDir = statSync(localDir).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new Error(`harbor.datasetRepo: ${JSON.stringify(h.datasetRepo)} is neither a git URL nor a directory of this project (${localDir})`);
+  const digest = directoryDigest(localDir);
+  // A fresh path per content: CopyToRemote copies *into* an existing directory, so never reuse one.
+  return { kind: "upload", localDir, digest, uploadDir: `${h.datasetDir}.upload-${digest.slice(0, 16)}` };
+}
+
+/** Inputs of harbor-dataset.sh. */
+export function datasetScriptEnv(h: HarborConfig, source: DatasetSource): Record<string, string> {
+  return {
+    DATASET_REPO: source.kind === "git" ? source.url : "",
+    DATASET_COMMIT: source.kind === "git" ? source.commit : "",
+    UPLOAD_DIR: source.kind === "upload" ? source.uploadDir : "",
+    DATASET_DIR: h.datasetDir,
+    TASKS_DIR: tasksDir(h),
+    EXPECTED_COUNT: String(h.expectedTaskCount),
+  };
+}
+
+/** What harbor-install.sh prints last. */
+export interface HarborInstallReport {
+  version: string;
+  wheelSha256: string;
+  python: string;
+  venv: string;
+  freeze: string;
+}
+
+/** What harbor-dataset.sh prints last. */
+export interface DatasetReport {
+  /** Git commit, or "dir:<sha256>" for an uploaded directory. */
+  identity: string;
+  count: number;
+  tasksDir: string;
+  /** "<task>/task.toml" → text. */
+  taskTomls: Record<string, string>;
+}
+
+/** Parses the JSON a host script prints on its last line; the error names the script. */
+export function lastJsonLine<T>(stdout: string, script: string): T {
+  const line = stdout.trim().split("\n").pop() ?? "";
+  try {
+    return JSON.parse(line) as T;
+  } catch {
+    throw new Error(`${script}: expected a JSON line at the end of its output, got ${JSON.stringify(line.slice(0, 200))}`);
+  }
+}
+
+export interface HarborRunnerArgs {
+  /** SSH connection to the runner host. */
+  readonly connection: pulumi.Input<SshConnectionInput>;
+  readonly harbor: HarborConfig;
+  /** Where a project-relative harbor.datasetRepo resolves from (the Pulumi project directory). */
+  readonly projectDir: string;
+}
+
+/**
+ * Harbor on the runner host (seed 000 "安装 Harbor" and "下载并固定 Terminal-Bench 2.1"): the pinned
+ * wheel in its own venv (sha256-checked, `pip freeze` kept beside the logs) and the task dataset at its
+ * pinned commit with the task count asserted. A refresh notices a broken venv or a moved dataset.
+ */
+export class HarborRunner extends pulumi.ComponentResource {
+  /** What harbor-install.sh reported: version, wheel sha256, Python, venv, freeze file. */
+  public readonly install: pulumi.Output<HarborInstallReport>;
+  /** Dataset identity (commit or dir digest), task count, tasks dir. */
+  public readonly dataset: pulumi.Output<Omit<DatasetReport, "taskTomls">>;
+  /** Deduplicated task images of the dataset (from every task.toml's [environment].docker_image). */
+  public readonly images: pulumi.Output<string[]>;
+
+  constructor(name: string, args: HarborRunnerArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("reprobench:runner:HarborRunner", name, {}, opts);
+    const h = args.harbor;
+    const installEnv = installScriptEnv(h);
+    const install = new CheckedCommand(
+      `${name}-install`,
+      {
+        connection: args.connection,
+        create: scriptWithEnv("harbor-install", installEnv),
+        check: scriptWithEnv("harbor-install-check", { VENV: h.venv, WORK_DIR: h.workDir, HARBOR_VERSION: h.version }),
+        // The venv is ours; the jobs dir and logs are never removed.
+        delete: `case ${JSON.stringify(h.venv)} in /?*/*) rm -rf ${JSON.stringify(h.venv)} ;; esac`,
+        summary: ["harbor", h.version, h.pipFindLinks === null ? "uv+pypi" : `--find-links ${h.pipFindLinks}`, h.venv],
+        timeoutSeconds: 1800,
+      },
+      { parent: this },
+    );
+    this.install = install.stdout.apply((s) => lastJsonLine<HarborInstallReport>(s, "harbor-install.sh"));
+
+    const source = datasetSource(h, args.projectDir);
+    const uploaded =
+      source.kind === "upload"
+        ? new command.remote.CopyToRemote(
+            `${name}-dataset-upload`,
+            {
+              connection: args.connection as pulumi.Input<command.types.input.remote.ConnectionArgs>,
+              source: new pulumi.asset.FileArchive(source.localDir),
+              remotePath: source.uploadDir,
+              triggers: [source.digest],
+            },
+            // The install step creates the parent directories.
+            { parent: this, dependsOn: [install] },
+          )
+        : undefined;
+    const datasetEnv = datasetScriptEnv(h, source);
+    const dataset = new CheckedCommand(
+      `${name}-dataset`,
+      {
+        connection: args.connection,
+        create: scriptWithEnv("harbor-dataset", datasetEnv),
+        check: scriptWithEnv("harbor-dataset-check", { DATASET_DIR: h.datasetDir, TASKS_DIR: datasetEnv.TASKS_DIR, GIT: source.kind === "git" ? "1" : "0" }),
+        // The dataset checkout stays on destroy: it may be shared by jobs that are kept.
+        spec: source.kind === "git" ? source.commit : `dir:${source.digest}`,
+        summary: source.kind === "git" ? ["git", source.url, source.commit] : ["upload", h.datasetRepo, source.digest.slice(0, 16)],
+        timeoutSeconds: 1800,
+      },
+      { parent: this, dependsOn: uploaded ? [install, uploaded] : [install] },
+    );
+    const report = dataset.stdout.apply((s) => lastJsonLine<DatasetReport>(s, "harbor-dataset.sh"));
+    this.dataset = report.apply(({ identity, count, tasksDir: dir }) => ({ identity, count, tasksDir: dir }));
+    this.images = report.apply((r) => {
+      const manifest = imageManifest(r.taskTomls);
+      if (manifest.withoutImage.length > 0) {
+        // Dockerfile-only tasks are built by Harbor on the runner; nothing to pre-pull for them.
+        void pulumi.log.info(`${manifest.withoutImage.length} task(s) build their image from a Dockerfile: ${manifest.withoutImage.join(", ")}`, this);
+      }
+      return manifest.images;
+    });
+    this.registerOutputs({ install: this.install, dataset: this.dataset, images: this.images });
+  }
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Put the task dataset on the runner host (seed 000 "下载并固定 Terminal-Bench 2.1") and assert its task
+# count: a git clone checked out (detached) at the pinned commit, or — for a dataset that lives in the
+# project (the simulated cluster's sim/dataset) — the copy CopyToRemote uploaded to UPLOAD_DIR, swapped
+# in whole. Prints one JSON line: the dataset identity, the task count and every task.toml's text (the
+# image manifest is computed from them by components/run-config.ts).
+# Inputs (env):
+#   DATASET_REPO     git URL, or empty for an uploaded directory
+#   DATASET_COMMIT   40-hex commit (git), or empty
+#   UPLOAD_DIR       where the upload landed (uploaded directory), or empty
+#   DATASET_DIR      dataset root on this host
+#   TASKS_DIR        directory of task directories (DATASET_DIR or a subdirectory)
+#   EXPECTED_COUNT   number of task.toml files the dataset must have
+set -euo pipefail
+: "${DATASET_DIR:?}" "${TASKS_DIR:?}" "${EXPECTED_COUNT:?}"
+DATASET_REPO=${DATASET_REPO:-} DATASET_COMMIT=${DATASET_COMMIT:-} UPLOAD_DIR=${UPLOAD_DIR:-}
+die() { echo "harbor-dataset: $*" >&2; exit 1; }
+command -v python3 >/dev/null || die "'python3' is required on this host"
+mkdir -p "$(dirname "$DATASET_DIR")"
+
+if [ -n "$DATASET_REPO" ]; then
+  command -v git >/dev/null || die "'git' is required on this host"
+  [ -n "$DATASET_COMMIT" ] || die "harbor.datasetCommit is required for a git dataset"
+  if [ ! -d "$DATASET_DIR/.git" ]; then
+    rm -rf "$DATASET_DIR.clone"
+    git clone --quiet "$DATASET_REPO" "$DATASET_DIR.clone" >&2 || die "git clone $DATASET_REPO failed"
+    rm -rf "$DATASET_DIR"
+    mv "$DATASET_DIR.clone" "$DATASET_DIR"
+  fi
+  if ! git -C "$DATASET_DIR" cat-file -e "$DATASET_COMMIT^{commit}" 2>/dev/null; then
+    git -C "$DATASET_DIR" fetch --quiet origin "$DATASET_COMMIT" >&2 || git -C "$DATASET_DIR" fetch --quiet origin >&2 ||
+      die "cannot fetch $DATASET_COMMIT from $DATASET_REPO"
+  fi
+  git -C "$DATASET_DIR" checkout --quiet --force --detach "$DATASET_COMMIT" >&2 || die "cannot check out $DATASET_COMMIT"
+  head=$(git -C "$DATASET_DIR" rev-parse HEAD)
+  [ "$head" = "$DATASET_COMMIT" ] || die "HEAD is $head after checkout, expected $DATASET_COMMIT"
+  identity="$head"
+else
+  if [ -z "$UPLOAD_DIR" ] || [ ! -d "$UPLOAD_DIR" ]; then die "uploaded dataset directory '$UPLOAD_DIR' is missing"; fi
+  rm -rf "$DATASET_DIR.new"
+  cp -a "$UPLOAD_DIR" "$DATASET_DIR.new"
+  rm -rf "$DATASET_DIR"
+  mv "$DATASET_DIR.new" "$DATASET_DIR"
+  identity="dir:$(cd "$DATASET_DIR" && find . -type f ! -path './.git/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+fi
+
+[ -d "$TASKS_DIR" ] || die "tasks directory $TASKS_DIR does not exist in the dataset"
+count=$(find "$TASKS_DIR" -mindepth 2 -maxdepth 2 -name task.toml -type f | wc -l)
+[ "$count" -eq "$EXPECTED_COUNT" ] || die "found $count task.toml files under $TASKS_DIR, expected $EXPECTED_COUNT (harbor.expectedTaskCount)"
+echo "harbor-dataset: $count tasks in $TASKS_DIR at $identity" >&2
+python3 - "$TASKS_DIR" "$identity" "$count" <<'PY'
+import json, pathlib, sys
+root = pathlib.Path(sys.argv[1])
+tomls = {str(p.relative_to(root)): p.read_text() for p in sorted(root.glob("*/task.toml"))}
+print(json.dumps({"identity": sys.argv[2], "count": int(sys.argv[3]), "tasksDir": str(root), "taskTomls": tomls}, separators=(",", ":")))
+PY

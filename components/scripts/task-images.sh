@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Pre-pull every task image into the runner's Docker (seed 000 "拉取 89 个 task images"), CONCURRENCY at a
+# time: images already present are skipped; the rest are copied with skopeo (linux/amd64) straight into
+# the daemon, retried ATTEMPTS times with exponential backoff, and must report Architecture amd64.
+# Registries in the daemon's "insecure-registries" (or INSECURE_REGISTRIES) are read over plain HTTP.
+# Ends with the manual's "N/N images ready" and fails naming every missing image. Last stdout line:
+# {"ready":N,"total":N,"images":{"<ref>":"<image id>"}}.
+# Inputs (env):
+#   IMAGES               newline-separated image references
+#   CONCURRENCY          parallel pulls (xargs -P)
+#   ATTEMPTS             attempts per image
+#   INSECURE_REGISTRIES  comma-separated host[:port] list (optional)
+#   DAEMON_JSON          daemon config read for insecure-registries (default /etc/docker/daemon.json)
+#   BACKOFF_SECONDS      first retry delay, doubled each time (default 5)
+set -euo pipefail
+: "${IMAGES:?}" "${CONCURRENCY:?}" "${ATTEMPTS:?}"
+INSECURE_REGISTRIES=${INSECURE_REGISTRIES:-}
+DAEMON_JSON=${DAEMON_JSON:-/etc/docker/daemon.json}
+BACKOFF_SECONDS=${BACKOFF_SECONDS:-5}
+die() { echo "task-images: $*" >&2; exit 1; }
+for tool in docker skopeo jq xargs; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
+
+insecure=",$INSECURE_REGISTRIES,"
+if [ -f "$DAEMON_JSON" ]; then
+  insecure="$insecure$(jq -r '(."insecure-registries" // []) | join(",")' "$DAEMON_JSON"),"
+fi
+export insecure ATTEMPTS BACKOFF_SECONDS
+
+list=$(mktemp)
+trap 'rm -f "$list"' EXIT
+printf '%s\n' "$IMAGES" | sed '/^[[:space:]]*$/d' | sort -u >"$list"
+total=$(wc -l <"$list")
+[ "$total" -gt 0 ] || die "no images to pull"
+export total
+
+# One image: cached → skip; else skopeo copy with retries; then the architecture check. One line of
+# progress per image (xargs runs several at once, each line is written whole).
+pull_one() {
+  local image=$1 registry tls=() attempt delay arch
+  if docker image inspect "$image" >/dev/null 2>&1; then
+    printf 'task-images: cached %s\n' "$image" >&2
+  else
+    registry=${image%%/*}
+    if [ "$registry" != "$image" ] && case "$registry" in *.* | *:* | localhost) true ;; *) false ;; esac &&
+      case "$insecure" in *",$registry,"*) true ;; *) false ;; esac; then
+      tls=(--src-tls-verify=false)
+    fi
+    delay=$BACKOFF_SECONDS
+    for ((attempt = 1; ; attempt++)); do
+      if skopeo copy --quiet --override-os linux --override-arch amd64 "${tls[@]}" "docker://$image" "docker-daemon:$image" >/dev/null 2>"/tmp/task-images.$$.err"; then
+        printf 'task-images: pulled %s (attempt %d)\n' "$image" "$attempt" >&2
+        break
+      fi
+      if [ "$attempt" -ge "$ATTEMPTS" ]; then
+        printf 'task-images: FAILED %s after %d attempts: %s\n' "$image" "$attempt" "$(tail -n 1 "/tmp/task-images.$$.err")" >&2
+        rm -f "/tmp/task-images.$$.err"
+        return 0 # reported by the final count, which names every missing image
+      fi
+      printf 'task-images: retry %s in %ds (attempt %d/%d failed: %s)\n' "$image" "$delay" "$attempt" "$ATTEMPTS" "$(tail -n 1 "/tmp/task-images.$$.err")" >&2
+      sleep "$delay"
+      delay=$((delay * 2))
+    done
+    rm -f "/tmp/task-images.$$.err"
+  fi
+  arch=$(docker image inspect --format '{{.Architecture}}' "$image")
+  if [ "$arch" != amd64 ]; then
+    printf 'task-images: %s has architecture %s, expected amd64; removing it\n' "$image" "$arch" >&2
+    docker image rm "$image" >/dev/null 2>&1 || true
+  fi
+}
+export -f pull_one
+
+echo "task-images: $total images, $CONCURRENCY at a time" >&2
+# shellcheck disable=SC2016 # $1 is expanded by the child bash, not here
+xargs -d '\n' -P "$CONCURRENCY" -I{} bash -c 'pull_one "$1"' _ {} <"$list"
+
+ready=0
+missing=()
+ids='{}'
+while IFS= read -r image; do
+  if id=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null) &&
+    [ "$(docker image inspect --format '{{.Architecture}}' "$image")" = amd64 ]; then
+    ready=$((ready + 1))
+    ids=$(jq -c --arg k "$image" --arg v "$id" '. + {($k): $v}' <<<"$ids")
+  else
+    missing+=("$image")
+  fi
+done <"$list"
+echo "task-images: $ready/$total images ready" >&2
+if [ "${#missing[@]}" -gt 0 ]; then
+  printf 'task-images: missing: %s\n' "${missing[@]}" >&2
+  exit 1
+fi
+jq -cn --argjson ready "$ready" --argjson total "$total" --argjson images "$ids" '{ready: $ready, total: $total, images: $images}'
