@@ -422,6 +422,21 @@ export const harborSchema = z
     jobsDir: hostPath.default("/var/lib/reprobench/jobs"),
     /** Directory for the rendered job config, compose override and logs (seed: $WORKSPACE). */
     workDir: hostPath.default("/var/lib/reprobench"),
+    /**
+     * Directory of wheels on the runner (harbor, its dependencies, asciinema; see sim/wheelhouse.sh). When set,
+     * Harbor is installed offline (`python3.X -m venv` + `pip install --no-index --find-links`, no uv, no PyPI);
+     * null = the seed's online install (uv venv + the wheel from PyPI).
+     */
+    pipFindLinks: hostPath.nullable().default(null),
+    /** Task images pulled at once (xargs -P); the seed pulled one at a time. */
+    imagePullConcurrency: positiveInt.default(4),
+    /** Attempts per task image, with exponential backoff between them (seed: 5). */
+    imagePullAttempts: positiveInt.default(5),
+    /**
+     * Registries reached over plain HTTP (skopeo --src-tls-verify=false), in addition to the runner's
+     * daemon.json "insecure-registries", e.g. registry.sim:5000.
+     */
+    insecureRegistries: z.array(z.string().regex(/^[A-Za-z0-9.-]+(:[0-9]+)?$/, { message: "expected host[:port]" })).default([]),
   })
   .strict();
 
@@ -434,6 +449,10 @@ export const runSchema = z
     enabled: z.boolean().default(false),
     /** Keep `pulumi up` open until the job's result.json has finished_at. */
     waitForCompletion: z.boolean().default(false),
+    /** Upper bound for waitForCompletion; past it `up` fails (the job keeps running). */
+    waitTimeoutMinutes: positiveInt.default(720),
+    /** On destroy (or a new job), how long Harbor gets after SIGTERM to cancel trials and write results before SIGKILL. */
+    stopTimeoutSecs: positiveInt.default(900),
     /** Harbor agent name (seed: terminus-2; "oracle" and "nop" need no model). */
     agent: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, { message: "expected a Harbor agent name such as terminus-2" }).default("terminus-2"),
     /** agents[].model_name, LiteLLM style provider/model (seed: openai/Qwen/Qwen3.8-27B). */

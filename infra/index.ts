@@ -9,7 +9,10 @@ import { ProxyBridge } from "../components/proxy-bridge";
 import { SglangRouter } from "../components/sglang-router";
 import { SglangWorker } from "../components/sglang-worker";
 import { ToolBundle } from "../components/tool-bundle";
-import { hostsWithRole, loadConfig, soleHostWithRole, sshConnection, workerSettings } from "./config";
+import { BenchmarkRun } from "../components/benchmark-run";
+import { HarborRunner } from "../components/harbor-runner";
+import { TaskImages } from "../components/task-images";
+import { apiBase, hostsWithRole, loadConfig, soleHostWithRole, sshConnection, workerSettings } from "./config";
 
 // Validates everything first: a bad value fails here, before any resource is registered.
 const loaded = loadConfig();
@@ -63,3 +66,52 @@ export const routerStatus = router.status;
 export const proxyBridge = bridge ? bridge.listen : "not configured";
 export const toolBundleReport = toolBundle ? toolBundle.report : "disabled";
 export const sglangApiKey = pulumi.secret(apiKey.result);
+
+// The run (components/harbor-runner.ts, task-images.ts, benchmark-run.ts), when run.enabled: Harbor and
+// the dataset on the runner, the task images pre-pulled, then the job. Nothing above reads run.*, so
+// changing run-level settings (multipliers, concurrency, filter, sampling, prefix) touches only the job.
+const harborRunner = config.run.enabled
+  ? new HarborRunner(
+      "harbor",
+      { connection: runnerConnection, harbor: config.harbor, projectDir: pulumi.runtime.getRootDirectory() || process.cwd() },
+      { dependsOn: [daemons[runner.name]] },
+    )
+  : undefined;
+const taskImages = harborRunner
+  ? new TaskImages(
+      "task-images",
+      { connection: runnerConnection, harbor: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: harborRunner.images },
+      { dependsOn: [daemons[runner.name]] },
+    )
+  : undefined;
+const benchmark =
+  harborRunner && taskImages
+    ? new BenchmarkRun(
+        "benchmark",
+        {
+          config,
+          connection: runnerConnection,
+          hosts: config.hosts.map((h) => ({ name: h.name, connection: sshConnection(loaded, h.name) })),
+          apiBase: apiBase(config),
+          apiKey: apiKey.result,
+          install: harborRunner.install,
+          dataset: harborRunner.dataset,
+          images: taskImages.report,
+          workerServerInfo: Object.fromEntries(hostsWithRole(config, "worker").map((h, i) => [h.name, workers[i].serverInfo])),
+          // eslint-disable-next-line @typescript-eslint/no-require-imports -- the toolkit version recorded in the run manifest
+          toolkitVersion: (require("../package.json") as { version: string }).version,
+        },
+        { dependsOn: [router, harborRunner, taskImages, ...(toolBundle ? [toolBundle] : []), ...(bridge ? [bridge] : [])] },
+      )
+    : undefined;
+
+export const harborInstall = harborRunner ? harborRunner.install : "run.enabled is false";
+export const dataset = harborRunner ? harborRunner.dataset : "run.enabled is false";
+export const taskImagesReady = taskImages ? taskImages.report.apply((r) => `${r.ready}/${r.total} images ready`) : "run.enabled is false";
+export const jobName = benchmark ? benchmark.jobName : "run.enabled is false";
+export const jobsDir = config.harbor.jobsDir;
+export const jobLog = benchmark ? benchmark.logPath : "";
+export const harborUnit = benchmark ? benchmark.unit : "";
+export const harborPid = benchmark ? benchmark.pid : 0;
+export const jobState = benchmark ? benchmark.state : "not started";
+export const jobSummary = benchmark ? benchmark.summary : {};
