@@ -132,8 +132,11 @@ describe("offline plugins under the real engine", () => {
     expect(shown).not.toContain(password);
   });
 
-  it("a second preview shows no changes", async () => {
+  it("refresh keeps the state as is, and a second preview shows no changes", async () => {
+    const r = await stack.refresh({ onOutput });
+    expect(r.summary.resourceChanges).toMatchObject({ same: 3 });
     await stack.preview({ expectNoChanges: true, onOutput });
+    expect(markerText()).toBe("create 24\n");
   });
 
   it("an input change updates in place, running `update` with the previous stdout", async () => {

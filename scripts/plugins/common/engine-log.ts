@@ -81,11 +81,15 @@ export class MemoryLog implements LogSink {
 }
 
 /**
- * Replaces every occurrence of the given secret values with "[secret]". Very short values are left
- * alone: they cannot be told apart from ordinary text and redacting them would garble every line.
+ * Replaces every occurrence of the given secret values with "[secret]". Very short values (and short
+ * lines of multi-line values) are left alone: they cannot be told apart from ordinary text and
+ * redacting them would garble every line.
  */
 export function makeRedactor(secrets: Iterable<string>): (text: string) => string {
-  const list = [...new Set([...secrets].filter((s) => s.length >= 3))].sort((a, b) => b.length - a.length);
+  const all = [...secrets];
+  // Output is logged line by line, so a multi-line secret (a key) must also be redacted per line.
+  const lines = all.filter((s) => s.includes("\n")).flatMap((s) => s.split(/\r?\n/).filter((l) => l.trim().length >= 8));
+  const list = [...new Set([...all.filter((s) => s.length >= 3), ...lines])].sort((a, b) => b.length - a.length);
   if (list.length === 0) return (text) => text;
   return (text) => {
     let out = text;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { makeRedactor } from "../../../scripts/plugins/common/engine-log";
 import { SECRET_SIG, SIG_KEY, UNKNOWN, containsUnknown, decode, deepEqual, encode, parseUrn, wrapSecret } from "../../../scripts/plugins/common/wire";
 
 describe("wire values", () => {
@@ -26,5 +27,13 @@ describe("wire values", () => {
   it("parses type and name from URNs, including parented ones", () => {
     expect(parseUrn("urn:pulumi:dev::proj::my:comp$command:remote:Command::step")).toEqual({ type: "command:remote:Command", name: "step" });
     expect(() => parseUrn("nonsense")).toThrow(/malformed resource URN/);
+  });
+});
+
+describe("redaction", () => {
+  it("replaces secrets, longest first, including single lines of multi-line secrets", () => {
+    const redact = makeRedactor(["abc", "abcdef", "-----BEGIN KEY-----\nAAAAB3NzaC1yc2EAAAADAQAB\n-----END KEY-----", "xy"]);
+    expect(redact("abcdef abc xy")).toBe("[secret] [secret] xy");
+    expect(redact("line: AAAAB3NzaC1yc2EAAAADAQAB")).toBe("line: [secret]");
   });
 });
