@@ -13,7 +13,6 @@ import {
   pullRef,
   pushImages,
   REGISTRY_HOST,
-  REGISTRY_PUSH_HOST,
   resolveImages,
   type ResolvedImage,
 } from "./images";
@@ -21,6 +20,9 @@ import {
 export const SIM_LABEL = "io.reprobench.sim";
 export const ROLE_LABEL = "io.reprobench.sim.role";
 export const HOST_LABEL = "io.reprobench.sim.host";
+/** Which cluster a resource belongs to: "default" (what `reprobench sim` manages) or a test instance. */
+export const INSTANCE_LABEL = "io.reprobench.sim.instance";
+/** The default cluster's network and registry (the values Pulumi.local.yaml is written for). */
 export const NETWORK = { name: "reprobench-sim", subnet: "172.31.250.0/24", gateway: "172.31.250.1" } as const;
 export const REGISTRY = {
   container: "reprobench-sim-registry",
@@ -29,7 +31,7 @@ export const REGISTRY = {
   hostname: "registry.sim",
   port: 5000,
 } as const;
-/** Host i (0-based) gets 172.31.250.(11+i) and SSH on 127.0.0.1:(2201+i). */
+/** Host i (0-based) gets <subnet>.(11+i) and SSH on 127.0.0.1:(2201+i) in the default cluster. */
 export const FIRST_HOST_OCTET = 11;
 export const FIRST_SSH_PORT = 2201;
 export const MAX_HOSTS = 20;
@@ -37,6 +39,56 @@ export const MAX_HOSTS = 20;
 export const JOBS_DIR = "/var/lib/reprobench/jobs";
 /** Placeholder model directory (tokenizer files only) the local stack's sglang.modelPath points at. */
 export const MODEL_DIR = "/var/lib/reprobench/models/sim-placeholder";
+/** The host that runs the router and Harbor in the local stack (as in seed 000). */
+export const RUNNER_HOST = "worker-b";
+
+/**
+ * A cluster instance. The default one is what `reprobench sim` and the local stack use; a test can run
+ * a separate instance (own network, subnet, ports, containers, state dir) in slot 1..5 so that it can
+ * bring its cluster down without touching the default one someone else may be using.
+ */
+export interface SimInstance {
+  name: string;
+  slot: number;
+}
+export const DEFAULT_INSTANCE: SimInstance = { name: "default", slot: 0 };
+
+export interface InstanceLayout {
+  instance: SimInstance;
+  /** Project-relative. */
+  stateDir: string;
+  containerPrefix: string;
+  network: { name: string; subnet: string; gateway: string; prefix: string };
+  registry: { container: string; volume: string; ip: string; hostname: string; port: number; pushHost: string };
+  firstSshPort: number;
+}
+
+export function instanceLayout(instance: SimInstance = DEFAULT_INSTANCE): InstanceLayout {
+  const isDefault = instance.name === DEFAULT_INSTANCE.name;
+  if (isDefault ? instance.slot !== 0 : !Number.isInteger(instance.slot) || instance.slot < 1 || instance.slot > 5) {
+    throw new Error(`sim instance '${instance.name}': got slot ${instance.slot}; expected ${isDefault ? "0 for the default instance" : "an integer from 1 to 5 (0 is the default cluster's)"}`);
+  }
+  if (!/^[a-z][a-z0-9-]{0,15}$/.test(instance.name)) {
+    throw new Error(`sim instance name: got '${instance.name}'; expected lower-case letters, digits and '-' (at most 16, starting with a letter)`);
+  }
+  const prefix = `172.31.${250 + instance.slot}`;
+  const containerPrefix = isDefault ? "reprobench-sim" : `reprobench-sim-${instance.name}`;
+  return {
+    instance,
+    stateDir: isDefault ? ".sim" : `.sim/instances/${instance.name}`,
+    containerPrefix,
+    network: { name: containerPrefix, subnet: `${prefix}.0/24`, gateway: `${prefix}.1`, prefix },
+    registry: {
+      container: `${containerPrefix}-registry`,
+      volume: `${containerPrefix}-registry-data`,
+      ip: `${prefix}.10`,
+      hostname: REGISTRY.hostname,
+      port: REGISTRY.port,
+      pushHost: `127.0.0.1:${REGISTRY.port + instance.slot}`,
+    },
+    firstSshPort: FIRST_SSH_PORT + 100 * instance.slot,
+  };
+}
 
 export interface HostPlan {
   name: string;
@@ -50,10 +102,8 @@ export interface HostPlan {
   hostPrivateKeyFile: string;
 }
 
-export interface ClusterPlan {
+export interface ClusterPlan extends InstanceLayout {
   root: string;
-  /** Project-relative. */
-  stateDir: string;
   privateKeyFile: string;
   knownHostsFile: string;
   clusterFile: string;
@@ -67,27 +117,28 @@ export function hostName(index: number): string {
   return `worker-${String.fromCharCode("a".charCodeAt(0) + index)}`;
 }
 
-export function planCluster(root: string, hostCount: number): ClusterPlan {
+export function planCluster(root: string, hostCount: number, instance: SimInstance = DEFAULT_INSTANCE): ClusterPlan {
   if (!Number.isInteger(hostCount) || hostCount < 1 || hostCount > MAX_HOSTS) {
     throw new Error(`--hosts: got ${hostCount}; expected an integer from 1 to ${MAX_HOSTS}`);
   }
-  const stateDir = ".sim";
+  const layout = instanceLayout(instance);
+  const stateDir = layout.stateDir;
   const hosts = Array.from({ length: hostCount }, (_, i): HostPlan => {
     const name = hostName(i);
     return {
       name,
-      container: `reprobench-sim-${name}`,
-      ip: `172.31.250.${FIRST_HOST_OCTET + i}`,
+      container: `${layout.containerPrefix}-${name}`,
+      ip: `${layout.network.prefix}.${FIRST_HOST_OCTET + i}`,
       sshHost: "127.0.0.1",
-      sshPort: FIRST_SSH_PORT + i,
-      volume: `reprobench-sim-${name}-docker`,
+      sshPort: layout.firstSshPort + i,
+      volume: `${layout.containerPrefix}-${name}-docker`,
       hostKeyFile: `${stateDir}/hosts/${name}/ssh_host_ed25519_key.pub`,
       hostPrivateKeyFile: `${stateDir}/hosts/${name}/ssh_host_ed25519_key`,
     };
   });
   return {
+    ...layout,
     root,
-    stateDir,
     privateKeyFile: `${stateDir}/id_ed25519`,
     knownHostsFile: `${stateDir}/known_hosts`,
     clusterFile: `${stateDir}/cluster.json`,
@@ -96,22 +147,26 @@ export function planCluster(root: string, hostCount: number): ClusterPlan {
   };
 }
 
+/** Labels every resource of an instance carries. */
+export function simLabels(plan: InstanceLayout, extra: Record<string, string> = {}): string[] {
+  const labels: Record<string, string> = { [SIM_LABEL]: "1", [INSTANCE_LABEL]: plan.instance.name, ...extra };
+  return Object.entries(labels).flatMap(([k, v]) => ["--label", `${k}=${v}`]);
+}
+
 /**
  * `docker create` for a host: the flags that make systemd + dockerd work in a container on machines
  * where plain --privileged fails (CAP_SYS_RESOURCE is not grantable), a volume of its own for
  * /var/lib/docker (overlay2 cannot nest on the container's overlay root), a fixed IP and SSH on loopback.
  */
-export function hostCreateArgs(host: HostPlan, image: string): string[] {
+export function hostCreateArgs(plan: InstanceLayout, host: HostPlan, image: string): string[] {
   return [
     "docker", "create",
     "--name", host.container,
     "--hostname", host.name,
-    "--label", `${SIM_LABEL}=1`,
-    "--label", `${ROLE_LABEL}=host`,
-    "--label", `${HOST_LABEL}=${host.name}`,
-    "--network", NETWORK.name,
+    ...simLabels(plan, { [ROLE_LABEL]: "host", [HOST_LABEL]: host.name }),
+    "--network", plan.network.name,
     "--ip", host.ip,
-    "--add-host", `${REGISTRY.hostname}:${REGISTRY.ip}`,
+    "--add-host", `${plan.registry.hostname}:${plan.registry.ip}`,
     "-p", `${host.sshHost}:${host.sshPort}:22`,
     "--cap-add=ALL", "--cap-drop=SYS_RESOURCE",
     "--security-opt", "seccomp=unconfined",
@@ -125,17 +180,16 @@ export function hostCreateArgs(host: HostPlan, image: string): string[] {
   ];
 }
 
-export function registryRunArgs(image: string): string[] {
+export function registryRunArgs(plan: InstanceLayout, image: string): string[] {
   return [
     "docker", "run", "-d",
-    "--name", REGISTRY.container,
-    "--hostname", REGISTRY.hostname,
-    "--label", `${SIM_LABEL}=1`,
-    "--label", `${ROLE_LABEL}=registry`,
-    "--network", NETWORK.name,
-    "--ip", REGISTRY.ip,
-    "-p", `${REGISTRY_PUSH_HOST}:${REGISTRY.port}`,
-    "-v", `${REGISTRY.volume}:/var/lib/docker-registry`,
+    "--name", plan.registry.container,
+    "--hostname", plan.registry.hostname,
+    ...simLabels(plan, { [ROLE_LABEL]: "registry" }),
+    "--network", plan.network.name,
+    "--ip", plan.registry.ip,
+    "-p", `${plan.registry.pushHost}:${plan.registry.port}`,
+    "-v", `${plan.registry.volume}:/var/lib/docker-registry`,
     "--restart", "unless-stopped",
     image,
   ];
@@ -207,8 +261,9 @@ export function clusterImages(images: ResolvedImage[]): ClusterImages {
 /** What tests and the lead read: .sim/cluster.json. Paths are project-relative. */
 export function clusterJson(plan: ClusterPlan, images: ClusterImages): object {
   return {
-    network: { ...NETWORK },
-    registry: { host: REGISTRY_HOST, pushHost: REGISTRY_PUSH_HOST, ip: REGISTRY.ip, container: REGISTRY.container },
+    instance: plan.instance.name,
+    network: { name: plan.network.name, subnet: plan.network.subnet, gateway: plan.network.gateway },
+    registry: { host: REGISTRY_HOST, pushHost: plan.registry.pushHost, ip: plan.registry.ip, container: plan.registry.container },
     privateKeyFile: plan.privateKeyFile,
     knownHostsFile: plan.knownHostsFile,
     resultsDir: plan.resultsDir,
@@ -293,14 +348,29 @@ async function tryDocker(args: string[], timeoutMs = 60_000): Promise<RunResult>
   return run(["docker", ...args], { timeoutMs });
 }
 
-/** Names of our containers / volumes / networks (everything with the sim label). */
-export async function listSimResources(): Promise<{ containers: string[]; volumes: string[]; networks: string[] }> {
+/**
+ * Whether a resource with these labels belongs to `instance`. Resources made before instances existed
+ * carry no instance label: they are the default cluster's.
+ */
+export function belongsTo(instance: SimInstance, instanceLabel: string): boolean {
+  return (instanceLabel || DEFAULT_INSTANCE.name) === instance.name;
+}
+
+/** Names of an instance's containers / volumes / networks (everything with the sim label). */
+export async function listSimResources(instance: SimInstance = DEFAULT_INSTANCE): Promise<{ containers: string[]; volumes: string[]; networks: string[] }> {
   const filter = `label=${SIM_LABEL}`;
-  const lines = (s: string) => s.split("\n").map((l) => l.trim()).filter(Boolean).sort();
+  const format = `{{.Name}} {{.Label "${INSTANCE_LABEL}"}}`;
+  const mine = (out: string) =>
+    out
+      .split("\n")
+      .map((l) => l.trim().split(" "))
+      .filter(([name, label]) => name && belongsTo(instance, label ?? ""))
+      .map(([name]) => name)
+      .sort();
   return {
-    containers: lines(await docker(["ps", "-a", "--filter", filter, "--format", "{{.Names}}"])),
-    volumes: lines(await docker(["volume", "ls", "--filter", filter, "--format", "{{.Name}}"])),
-    networks: lines(await docker(["network", "ls", "--filter", filter, "--format", "{{.Name}}"])),
+    containers: mine(await docker(["ps", "-a", "--filter", filter, "--format", format.replace(".Name", ".Names")])),
+    volumes: mine(await docker(["volume", "ls", "--filter", filter, "--format", format])),
+    networks: mine(await docker(["network", "ls", "--filter", filter, "--format", format])),
   };
 }
 
@@ -312,7 +382,7 @@ export async function ensureDockerEngine(root: string, log: Log): Promise<void> 
 }
 
 async function containerState(name: string): Promise<string | undefined> {
-  const r = await tryDocker(["inspect", "--format", "{{.State.Status}}", name], 20_000);
+  const r = await tryDocker(["inspect", "--type", "container", "--format", "{{.State.Status}}", name], 20_000);
   return r.code === 0 ? r.stdout.trim() : undefined;
 }
 
@@ -341,30 +411,32 @@ async function ensureKeys(plan: ClusterPlan): Promise<Record<string, string>> {
   return keyLines;
 }
 
-async function ensureNetwork(): Promise<void> {
-  const r = await tryDocker(["network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}", NETWORK.name], 20_000);
+async function ensureNetwork(plan: ClusterPlan): Promise<void> {
+  const { name, subnet, gateway } = plan.network;
+  const r = await tryDocker(["network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}", name], 20_000);
   if (r.code === 0) {
-    if (r.stdout.trim() !== NETWORK.subnet) throw new Error(`docker network ${NETWORK.name} exists with subnet ${r.stdout.trim()}; expected ${NETWORK.subnet} (run \`reprobench sim down\`)`);
+    if (r.stdout.trim() !== subnet) throw new Error(`docker network ${name} exists with subnet ${r.stdout.trim()}; expected ${subnet} (run \`reprobench sim down\`)`);
     return;
   }
-  await docker(["network", "create", "--label", `${SIM_LABEL}=1`, "--subnet", NETWORK.subnet, "--gateway", NETWORK.gateway, NETWORK.name]);
+  await docker(["network", "create", ...simLabels(plan), "--subnet", subnet, "--gateway", gateway, name]);
 }
 
-async function ensureRegistry(image: string, log: Log): Promise<void> {
-  const state = await containerState(REGISTRY.container);
+async function ensureRegistry(plan: ClusterPlan, image: string, log: Log): Promise<void> {
+  const { registry } = plan;
+  const state = await containerState(registry.container);
   if (state === undefined) {
-    await docker(["volume", "create", "--label", `${SIM_LABEL}=1`, REGISTRY.volume]);
-    await docker(registryRunArgs(image).slice(1));
-    log(`started registry ${REGISTRY.hostname} (${REGISTRY.ip}, pushed to via ${REGISTRY_PUSH_HOST})`);
+    await docker(["volume", "create", ...simLabels(plan), registry.volume]);
+    await docker(registryRunArgs(plan, image).slice(1));
+    log(`started registry ${registry.hostname} (${registry.ip}, pushed to via ${registry.pushHost})`);
   } else if (state !== "running") {
-    await docker(["start", REGISTRY.container]);
+    await docker(["start", registry.container]);
   }
   let last = "";
   await waitFor(
-    `the registry on ${REGISTRY_PUSH_HOST}`,
+    `the registry on ${registry.pushHost}`,
     async () => {
       try {
-        const res = await fetch(`http://${REGISTRY_PUSH_HOST}/v2/`, { signal: AbortSignal.timeout(3000) });
+        const res = await fetch(`http://${registry.pushHost}/v2/`, { signal: AbortSignal.timeout(3000) });
         if (res.ok) return true;
         last = `HTTP ${res.status}`;
       } catch (err) {
@@ -378,24 +450,37 @@ async function ensureRegistry(image: string, log: Log): Promise<void> {
 
 async function createHost(plan: ClusterPlan, host: HostPlan, image: string): Promise<void> {
   const abs = (p: string) => join(plan.root, p);
-  await docker(["volume", "create", "--label", `${SIM_LABEL}=1`, host.volume]);
-  await docker(hostCreateArgs(host, image).slice(1));
+  await docker(["volume", "create", ...simLabels(plan), host.volume]);
+  await docker(hostCreateArgs(plan, host, image).slice(1));
   // Keys go in before first boot, so sshd starts with the pinned host key and our client key.
   await docker(["cp", abs(host.hostPrivateKeyFile), `${host.container}:/etc/ssh/ssh_host_ed25519_key`]);
   await docker(["cp", abs(host.hostKeyFile), `${host.container}:/etc/ssh/ssh_host_ed25519_key.pub`]);
   await docker(["cp", abs(`${plan.privateKeyFile}.pub`), `${host.container}:/root/.ssh/authorized_keys`]);
 }
 
-/** Host setup that needs a running container: the placeholder model directory. */
+/**
+ * Host setup that needs a running container (idempotent): the placeholder model directory the local
+ * stack mounts as its model, and on the runner host the simulated upstream proxy (sim/proxy/) that
+ * stands in for the user's proxy on 127.0.0.1:27890 in seed 000.
+ */
 async function provisionHost(plan: ClusterPlan, host: HostPlan): Promise<void> {
   const model = join(plan.root, "sim", "sglang-double", "tiny-model");
-  if (!existsSync(model)) return;
-  await docker(["exec", host.container, "mkdir", "-p", MODEL_DIR]);
-  await docker(["cp", `${model}/.`, `${host.container}:${MODEL_DIR}`]);
+  if (existsSync(model)) {
+    await docker(["exec", host.container, "mkdir", "-p", MODEL_DIR]);
+    await docker(["cp", `${model}/.`, `${host.container}:${MODEL_DIR}`]);
+  }
+  const proxy = join(plan.root, "sim", "proxy");
+  const runner = plan.hosts.find((h) => h.name === RUNNER_HOST) ?? plan.hosts[plan.hosts.length - 1];
+  if (host.name === runner.name && existsSync(join(proxy, "sim-proxy.py")) && existsSync(join(proxy, "reprobench-sim-proxy.service"))) {
+    await docker(["exec", host.container, "mkdir", "-p", "/usr/local/lib/reprobench"]);
+    await docker(["cp", join(proxy, "sim-proxy.py"), `${host.container}:/usr/local/lib/reprobench/sim-proxy.py`]);
+    await docker(["cp", join(proxy, "reprobench-sim-proxy.service"), `${host.container}:/etc/systemd/system/reprobench-sim-proxy.service`]);
+    await docker(["exec", host.container, "systemctl", "daemon-reload"]);
+    await docker(["exec", host.container, "systemctl", "enable", "--now", "reprobench-sim-proxy.service"]);
+  }
 }
 
-async function waitHostReady(plan: ClusterPlan, host: HostPlan, probeRef: string, log: Log): Promise<void> {
-  const started = Date.now();
+async function waitSystemd(host: HostPlan, log: Log): Promise<void> {
   let last = "";
   const systemd = await waitFor(
     `systemd on ${host.name}`,
@@ -410,6 +495,11 @@ async function waitHostReady(plan: ClusterPlan, host: HostPlan, probeRef: string
     const failed = await tryDocker(["exec", host.container, "systemctl", "--failed", "--no-legend", "--plain"], 15_000);
     log(`warning: ${host.name}: systemd is degraded; failed units: ${failed.stdout.trim().replace(/\s+/g, " ")}`);
   }
+}
+
+async function waitHostReady(plan: ClusterPlan, host: HostPlan, probeRef: string, log: Log): Promise<void> {
+  const started = Date.now();
+  let last = "";
   const ssh = (command: string, timeoutMs = 30_000) => run(sshArgs(plan, host, command), { timeoutMs });
   await waitFor(
     `sshd on ${host.name} (127.0.0.1:${host.sshPort})`,
@@ -436,10 +526,15 @@ async function waitHostReady(plan: ClusterPlan, host: HostPlan, probeRef: string
   log(`${host.name} ready (${host.ip}, ssh 127.0.0.1:${host.sshPort}) in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 }
 
-/** Host names of existing host containers (to keep the cluster's size when --hosts is not given). */
-async function existingHostCount(): Promise<number> {
-  const out = await docker(["ps", "-a", "--filter", `label=${ROLE_LABEL}=host`, "--format", `{{.Label "${HOST_LABEL}"}}`]);
-  return out.split("\n").filter((l) => l.trim()).length;
+/** Existing host containers of an instance: container name → host name. */
+async function existingHosts(instance: SimInstance): Promise<Map<string, string>> {
+  const out = await docker(["ps", "-a", "--filter", `label=${ROLE_LABEL}=host`, "--format", `{{.Names}} {{.Label "${HOST_LABEL}"}} {{.Label "${INSTANCE_LABEL}"}}`]);
+  const hosts = new Map<string, string>();
+  for (const line of out.split("\n")) {
+    const [container, host, label] = line.trim().split(" ");
+    if (container && host && belongsTo(instance, label ?? "")) hosts.set(container, host);
+  }
+  return hosts;
 }
 
 export interface UpReport {
@@ -451,41 +546,52 @@ export interface UpReport {
   seconds: number;
 }
 
-export async function simUp(options: { root: string; hosts?: number; log?: Log }): Promise<UpReport> {
-  const log = options.log ?? ((m: string) => console.error(`sim: ${m}`));
+export interface SimOptions {
+  /** Project root: .sim/ and sim/ are under it. */
+  root: string;
+  instance?: SimInstance;
+  log?: Log;
+}
+
+const defaultLog: Log = (m) => console.error(`sim: ${m}`);
+
+export async function simUp(options: SimOptions & { hosts?: number }): Promise<UpReport> {
+  const log = options.log ?? defaultLog;
+  const instance = options.instance ?? DEFAULT_INSTANCE;
   const started = Date.now();
   const root = options.root;
   await ensureDockerEngine(root, log);
-  const hostCount = options.hosts ?? Math.max(2, await existingHostCount());
-  const plan = planCluster(root, hostCount);
+  const hostCount = options.hosts ?? Math.max(2, (await existingHosts(instance)).size);
+  const plan = planCluster(root, hostCount, instance);
 
   const resolved = resolveImages(imageSpecs(root, datasetTaskDirs(root)), root);
   if (!resolved.some((i) => i.name === "sglang-double")) log("warning: sim/sglang-double/Dockerfile is missing; the SGLang double is not built");
   const { built } = await buildImages(resolved, root, log);
   const images = clusterImages(resolved);
 
-  await ensureNetwork();
-  await ensureRegistry(images.registryImage, log);
-  const { pushed } = await pushImages(resolved, log);
+  await ensureNetwork(plan);
+  await ensureRegistry(plan, images.registryImage, log);
+  const { pushed } = await pushImages(resolved, log, plan.registry.pushHost);
 
   const keyLines = await ensureKeys(plan);
   writeFileSync(join(root, plan.knownHostsFile), knownHostsText(plan.hosts, keyLines));
 
   const createdHosts: string[] = [];
+  const wantHash = resolved.find((i) => i.name === "sim-host")?.hash;
   for (const host of plan.hosts) {
     const state = await containerState(host.container);
     if (state === undefined) {
       await createHost(plan, host, images.hostImage);
       createdHosts.push(host.name);
     } else {
-      const hash = (await docker(["inspect", "--format", `{{index .Config.Labels "${HASH_LABEL}"}}`, host.container])).trim();
-      const want = resolved.find((i) => i.name === "sim-host")?.hash;
-      if (hash !== want) log(`note: ${host.name} runs an older host image; \`sim down\` + \`sim up\` recreates it`);
+      const hash = (await docker(["inspect", "--type", "container", "--format", `{{index .Config.Labels "${HASH_LABEL}"}}`, host.container])).trim();
+      if (hash !== wantHash) log(`note: ${host.name} runs an older host image; \`sim down\` + \`sim up\` recreates it`);
     }
     if (state !== "running") await docker(["start", host.container]);
   }
   for (const host of plan.hosts) {
-    if (createdHosts.includes(host.name)) await provisionHost(plan, host);
+    await waitSystemd(host, log);
+    await provisionHost(plan, host);
   }
   for (const host of plan.hosts) await waitHostReady(plan, host, images.probe, log);
 
@@ -497,13 +603,14 @@ export async function simUp(options: { root: string; hosts?: number; log?: Log }
 
 export interface DownReport {
   removed: { containers: string[]; volumes: string[]; networks: string[] };
+  /** Host name → project-relative directory the job results were copied to. */
   savedResults: Record<string, string>;
   purgedImages: string[];
 }
 
-/** Copies a host's job results to .sim/results/<host>/jobs; returns the path, or undefined if none. */
-async function rescueResults(root: string, container: string, host: string): Promise<string | undefined> {
-  const rel = join(".sim", "results", host, "jobs");
+/** Copies a host's job results to <stateDir>/results/<host>/jobs; returns that path, or undefined if none. */
+async function rescueResults(root: string, stateDir: string, container: string, host: string): Promise<string | undefined> {
+  const rel = `${stateDir}/results/${host}/jobs`;
   const dest = join(root, rel);
   const merging = existsSync(dest);
   mkdirSync(join(dest, ".."), { recursive: true });
@@ -511,48 +618,58 @@ async function rescueResults(root: string, container: string, host: string): Pro
   const r = await tryDocker(["cp", merging ? `${container}:${JOBS_DIR}/.` : `${container}:${JOBS_DIR}`, dest], 10 * 60_000);
   if (r.code !== 0) {
     if (/could not find the file|no such container:path|not found/i.test(r.stderr)) {
-      if (!merging) rmSync(join(dest, ".."), { recursive: true, force: true });
+      // Undo the directories made for the copy (results/<host>, results) when they stayed empty.
+      removeEmptyDirs(join(dest, ".."), join(root, stateDir));
       return undefined;
     }
-    throw new Error(`copying ${JOBS_DIR} out of ${host} failed, so it was not removed (use --discard-results to drop it): ${r.stderr.trim()}`);
+    throw new Error(`copying ${JOBS_DIR} out of ${host} failed, so nothing was removed (use --discard-results to drop the results): ${r.stderr.trim()}`);
   }
   return rel;
 }
 
-export async function simDown(options: { root: string; discardResults?: boolean; purgeImages?: boolean; log?: Log }): Promise<DownReport> {
-  const log = options.log ?? ((m: string) => console.error(`sim: ${m}`));
+/** Removes `dir` and then its parents up to (not including) `stopAt`, as long as each is empty. */
+function removeEmptyDirs(dir: string, stopAt: string): void {
+  let current = dir;
+  while (current.startsWith(stopAt) && current !== stopAt && existsSync(current) && readdirSync(current).length === 0) {
+    rmSync(current, { recursive: true, force: true });
+    current = join(current, "..");
+  }
+}
+
+export async function simDown(options: SimOptions & { discardResults?: boolean; purgeImages?: boolean }): Promise<DownReport> {
+  const log = options.log ?? defaultLog;
+  const instance = options.instance ?? DEFAULT_INSTANCE;
   const root = options.root;
-  const before = await listSimResources();
+  const layout = instanceLayout(instance);
+  const before = await listSimResources(instance);
   const savedResults: Record<string, string> = {};
 
-  const hostLines = (await docker(["ps", "-a", "--filter", `label=${ROLE_LABEL}=host`, "--format", `{{.Names}} {{.Label "${HOST_LABEL}"}}`]))
-    .split("\n")
-    .map((l) => l.trim().split(" "))
-    .filter((p) => p.length === 2);
-  for (const [container, host] of hostLines) {
-    if (options.discardResults) continue;
-    const saved = await rescueResults(root, container, host);
-    if (saved) {
-      savedResults[host] = saved;
-      log(`copied ${host}:${JOBS_DIR} to ${saved} before removing ${host}`);
+  // Results first: if a copy fails, nothing has been removed yet.
+  if (!options.discardResults) {
+    for (const [container, host] of await existingHosts(instance)) {
+      const saved = await rescueResults(root, layout.stateDir, container, host);
+      if (saved) {
+        savedResults[host] = saved;
+        log(`copied ${host}:${JOBS_DIR} to ${saved} before removing ${host}`);
+      }
     }
   }
   for (const c of before.containers) await docker(["rm", "-f", "-v", c], 120_000);
   for (const v of before.volumes) await docker(["volume", "rm", "-f", v], 120_000);
   for (const n of before.networks) await docker(["network", "rm", n], 60_000);
 
-  // Files `sim up` made; .sim/results (benchmark results) stays.
-  const state = join(root, ".sim");
+  // Files `sim up` made; <stateDir>/results (benchmark results) stays.
+  const state = join(root, layout.stateDir);
   for (const f of ["id_ed25519", "id_ed25519.pub", "known_hosts", "cluster.json", "hosts"]) rmSync(join(state, f), { recursive: true, force: true });
-  if (existsSync(state) && readdirSync(state).length === 0) rmSync(state, { recursive: true, force: true });
+  removeEmptyDirs(state, root);
 
   const purgedImages: string[] = [];
   if (options.purgeImages) {
-    const ids = (await docker(["images", "--filter", `label=${SIM_LABEL}`, "--format", "{{.Repository}}:{{.Tag}}"]))
+    const refs = (await docker(["images", "--filter", `label=${SIM_LABEL}`, "--format", "{{.Repository}}:{{.Tag}}"]))
       .split("\n")
       .map((l) => l.trim())
       .filter((l) => l && !l.endsWith(":<none>"));
-    for (const ref of ids) {
+    for (const ref of refs) {
       if ((await tryDocker(["rmi", ref], 120_000)).code === 0) purgedImages.push(ref);
     }
   }
@@ -572,19 +689,20 @@ export interface HostStatus {
 }
 
 export interface StatusReport {
-  registry: { state: string; repositories: number | undefined };
+  registry: { name: string; state: string; repositories: number | undefined };
   hosts: HostStatus[];
 }
 
-export async function simStatus(options: { root: string }): Promise<StatusReport> {
-  const out = await docker(["ps", "-a", "--filter", `label=${ROLE_LABEL}=host`, "--format", `{{.Label "${HOST_LABEL}"}}`]);
-  const names = out.split("\n").map((l) => l.trim()).filter(Boolean).sort();
-  const plan = planCluster(options.root, Math.max(1, names.length));
-  const registryState = (await containerState(REGISTRY.container)) ?? "absent";
+export async function simStatus(options: SimOptions): Promise<StatusReport> {
+  const instance = options.instance ?? DEFAULT_INSTANCE;
+  const existing = await existingHosts(instance);
+  const names = new Set(existing.values());
+  const plan = planCluster(options.root, Math.max(1, names.size), instance);
+  const registryState = (await containerState(plan.registry.container)) ?? "absent";
   let repositories: number | undefined;
   if (registryState === "running") {
     try {
-      const res = await fetch(`http://${REGISTRY_PUSH_HOST}/v2/_catalog?n=1000`, { signal: AbortSignal.timeout(5000) });
+      const res = await fetch(`http://${plan.registry.pushHost}/v2/_catalog?n=1000`, { signal: AbortSignal.timeout(5000) });
       repositories = ((await res.json()) as { repositories?: string[] }).repositories?.length;
     } catch {
       repositories = undefined;
@@ -592,7 +710,7 @@ export async function simStatus(options: { root: string }): Promise<StatusReport
   }
   const keysPresent = existsSync(join(options.root, plan.privateKeyFile)) && existsSync(join(options.root, plan.knownHostsFile));
   const hosts: HostStatus[] = [];
-  for (const host of plan.hosts.filter((h) => names.includes(h.name))) {
+  for (const host of plan.hosts.filter((h) => names.has(h.name))) {
     const state = (await containerState(host.container)) ?? "absent";
     let systemd = "-";
     let ssh = false;
@@ -602,17 +720,17 @@ export async function simStatus(options: { root: string }): Promise<StatusReport
       systemd = (s.stdout.trim() || s.stderr.trim() || "unknown").split("\n")[0];
       if (keysPresent) {
         const r = await run(sshArgs(plan, host, "docker version --format '{{.Server.Version}}'"), { timeoutMs: 20_000 });
-        ssh = r.code === 0 || r.code === 1; // 1: sshd answered, docker did not
+        ssh = r.code !== 255; // 255: ssh itself failed; anything else means sshd let us in
         dockerVersion = r.code === 0 ? r.stdout.trim() : "down";
       }
     }
     hosts.push({ name: host.name, container: host.container, ip: host.ip, sshPort: host.sshPort, container_state: state, systemd, ssh, docker: dockerVersion });
   }
-  return { registry: { state: registryState, repositories }, hosts };
+  return { registry: { name: `${plan.registry.hostname} (${plan.registry.ip})`, state: registryState, repositories }, hosts };
 }
 
 export function formatStatus(report: StatusReport): string {
-  const lines = [`registry ${REGISTRY.hostname} (${REGISTRY.ip}): ${report.registry.state}${report.registry.repositories !== undefined ? `, ${report.registry.repositories} repositories` : ""}`];
+  const lines = [`registry ${report.registry.name}: ${report.registry.state}${report.registry.repositories !== undefined ? `, ${report.registry.repositories} repositories` : ""}`];
   if (report.hosts.length === 0) {
     lines.push("no hosts (run `reprobench sim up`)");
     return lines.join("\n");

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
+  belongsTo,
   clusterJson,
+  instanceLayout,
   formatStatus,
   hostCreateArgs,
   hostName,
@@ -45,9 +47,46 @@ describe("planCluster", () => {
   });
 });
 
+describe("instances", () => {
+  it("keeps the default cluster on the values Pulumi.local.yaml is written for", () => {
+    const d = instanceLayout();
+    expect(d.stateDir).toBe(".sim");
+    expect(d.network).toMatchObject({ name: "reprobench-sim", subnet: "172.31.250.0/24" });
+    expect(d.registry).toMatchObject({ container: "reprobench-sim-registry", ip: "172.31.250.10", pushHost: "127.0.0.1:5000" });
+  });
+
+  it("gives a test instance its own network, subnet, ports, names and state dir", () => {
+    const plan = planCluster(root, 2, { name: "itest", slot: 1 });
+    expect(plan.stateDir).toBe(".sim/instances/itest");
+    expect(plan.network).toMatchObject({ name: "reprobench-sim-itest", subnet: "172.31.251.0/24" });
+    expect(plan.registry).toMatchObject({ container: "reprobench-sim-itest-registry", ip: "172.31.251.10", pushHost: "127.0.0.1:5001" });
+    expect(plan.hosts.map((h) => [h.name, h.container, h.ip, h.sshPort, h.hostKeyFile])).toEqual([
+      ["worker-a", "reprobench-sim-itest-worker-a", "172.31.251.11", 2301, ".sim/instances/itest/hosts/worker-a/ssh_host_ed25519_key.pub"],
+      ["worker-b", "reprobench-sim-itest-worker-b", "172.31.251.12", 2302, ".sim/instances/itest/hosts/worker-b/ssh_host_ed25519_key.pub"],
+    ]);
+    const args = hostCreateArgs(plan, plan.hosts[0], "img").join(" ");
+    expect(args).toContain("--add-host registry.sim:172.31.251.10");
+    expect(args).toContain("--label io.reprobench.sim.instance=itest");
+  });
+
+  it("rejects a slot the default cluster owns and bad names", () => {
+    expect(() => instanceLayout({ name: "itest", slot: 0 })).toThrow(/got slot 0; expected an integer from 1 to 5/);
+    expect(() => instanceLayout({ name: "default", slot: 2 })).toThrow(/expected 0 for the default instance/);
+    expect(() => instanceLayout({ name: "Bad_Name", slot: 1 })).toThrow(/sim instance name: got 'Bad_Name'/);
+  });
+
+  it("counts unlabelled (older) resources as the default cluster's only", () => {
+    expect(belongsTo({ name: "default", slot: 0 }, "")).toBe(true);
+    expect(belongsTo({ name: "default", slot: 0 }, "itest")).toBe(false);
+    expect(belongsTo({ name: "itest", slot: 1 }, "")).toBe(false);
+    expect(belongsTo({ name: "itest", slot: 1 }, "itest")).toBe(true);
+  });
+});
+
 describe("docker argv", () => {
-  const host = planCluster(root, 2).hosts[0];
-  const args = hostCreateArgs(host, "reprobench/sim-host:abc");
+  const plan = planCluster(root, 2);
+  const host = plan.hosts[0];
+  const args = hostCreateArgs(plan, host, "reprobench/sim-host:abc");
 
   it("uses the flags that work without --privileged and gives the host its own /var/lib/docker", () => {
     expect(args).not.toContain("--privileged");
@@ -63,10 +102,12 @@ describe("docker argv", () => {
     expect(joined).toContain("--ip 172.31.250.11");
     expect(joined).toContain("--add-host registry.sim:172.31.250.10");
     expect(joined).toContain("--label io.reprobench.sim=1");
+    expect(joined).toContain("--label io.reprobench.sim.instance=default");
+    expect(joined).toContain("--network reprobench-sim ");
   });
 
   it("publishes the registry on 127.0.0.1:5000 at its fixed IP, labelled", () => {
-    const r = registryRunArgs("reprobench/sim-registry:x").join(" ");
+    const r = registryRunArgs(plan, "reprobench/sim-registry:x").join(" ");
     expect(r).toContain("-p 127.0.0.1:5000:5000");
     expect(r).toContain("--ip 172.31.250.10");
     expect(r).toContain("--label io.reprobench.sim=1");
@@ -142,11 +183,11 @@ describe("cluster.json and status", () => {
 
   it("prints one row per host", () => {
     const text = formatStatus({
-      registry: { state: "running", repositories: 25 },
+      registry: { name: "registry.sim (172.31.250.10)", state: "running", repositories: 25 },
       hosts: [{ name: "worker-a", container: "c", ip: "172.31.250.11", sshPort: 2201, container_state: "running", systemd: "running", ssh: true, docker: "26.1.5" }],
     });
     expect(text).toContain("running, 25 repositories");
     expect(text.split("\n")[2]).toMatch(/^worker-a\s+172\.31\.250\.11\s+127\.0\.0\.1:2201\s+running\s+running\s+yes\s+26\.1\.5$/);
-    expect(formatStatus({ registry: { state: "absent", repositories: undefined }, hosts: [] })).toContain("no hosts");
+    expect(formatStatus({ registry: { name: "registry.sim (172.31.250.10)", state: "absent", repositories: undefined }, hosts: [] })).toContain("no hosts");
   });
 });
