@@ -4,7 +4,7 @@
 // scripts/toolchain.sh writes; the CLI is the toolchain's cached build (scripts/toolchain.sh).
 import { LocalWorkspace, PulumiCommand, Stack } from "@pulumi/pulumi/automation";
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +12,18 @@ import { Sshd, startSshd } from "../unit/plugins/sshd-harness";
 
 const repo = path.resolve(__dirname, "../..");
 const cacheRoot = process.env.REPROBENCH_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), ".cache"), "reprobench");
-const pulumiRoot = process.env.REPROBENCH_PULUMI_ROOT ?? path.join(cacheRoot, `pulumi-${process.env.REPROBENCH_PULUMI_VERSION ?? "v3.274.1"}`);
+/** The CLI install root (holding bin/pulumi): explicit, else the `pulumi` on PATH, else the toolchain cache. */
+function findPulumiRoot(): string {
+  if (process.env.REPROBENCH_PULUMI_ROOT) return process.env.REPROBENCH_PULUMI_ROOT;
+  try {
+    const onPath = execFileSync("sh", ["-c", "command -v pulumi"], { encoding: "utf8" }).trim();
+    if (onPath) return path.dirname(path.dirname(realpathSync(onPath)));
+  } catch {
+    // not on PATH: fall through to the toolchain's cache
+  }
+  return path.join(cacheRoot, `pulumi-${process.env.REPROBENCH_PULUMI_VERSION ?? "v3.274.1"}`);
+}
+const pulumiRoot = findPulumiRoot();
 const pulumiBin = path.join(pulumiRoot, "bin", "pulumi");
 
 /** Same text as scripts/toolchain.sh write_wrapper: node + tsx loader + the plugin's main.ts. */
