@@ -111,16 +111,15 @@ export function makeProvider(spec: PluginSpec, sink: LogSink = new MemoryLog()):
       }),
 
     check: async (urn, olds, news) => {
-      const { type, handler } = handlerFor(urn);
+      const { handler } = handlerFor(urn);
       const decoded = decode(news);
       const result = handler.check?.(decoded, decode(olds)) ?? {};
       const inputs: Props = { ...news };
       for (const [k, v] of Object.entries(result.defaults ?? {})) {
         if (inputs[k] === undefined && v !== undefined) inputs[k] = v;
       }
-      const failures = result.failures ?? [];
-      // The engine only prints check failures generically; the type in the reason makes them findable.
-      return { inputs, failures: failures.map((f) => ({ ...f, reason: `${f.reason} (${type})` })) };
+      // The engine prefixes each failure with the resource's type and name.
+      return { inputs, failures: result.failures ?? [] };
     },
 
     diff: async (_id, urn, olds, news) => {
