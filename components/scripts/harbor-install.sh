@@ -43,7 +43,8 @@ else
     python="python$PYTHON_VERSION"
     command -v "$python" >/dev/null || die "'$python' is not installed on this host (offline install needs it; harbor.pythonVersion)"
     "$python" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$FIND_LINKS" "$wheel" >&2 ||
+    # By requirement, not by file: the only candidate is the wheel checked above, and freeze then reads harbor==X.
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$FIND_LINKS" "harbor==$HARBOR_VERSION" >&2 ||
       die "pip could not install $wheel_name from $FIND_LINKS (a dependency wheel is missing?)"
   else
     command -v uv >/dev/null || die "uv is not installed on this host (install uv as in the manual, or set harbor.pipFindLinks for an offline install)"
@@ -73,7 +74,7 @@ python_version=$("$VENV/bin/python" --version | cut -d' ' -f2)
 case "$python_version" in "$PYTHON_VERSION" | "$PYTHON_VERSION".*) ;; *) die "venv python is $python_version, expected $PYTHON_VERSION";; esac
 got_version=$(installed_version)
 [ "$got_version" = "$HARBOR_VERSION" ] || die "harbor --version printed '$got_version', expected $HARBOR_VERSION"
-grep -qx "harbor==$HARBOR_VERSION" "$freeze" || die "$freeze does not list harbor==$HARBOR_VERSION"
+grep -Eq "^harbor(==$HARBOR_VERSION\$| @ .*/$wheel_name)" "$freeze" || die "$freeze does not list harbor $HARBOR_VERSION"
 echo "harbor-install: harbor $got_version on Python $python_version in $VENV; freeze: $freeze ($(wc -l <"$freeze") packages)" >&2
 printf '{"version":"%s","wheelSha256":"%s","python":"%s","venv":"%s","freeze":"%s"}\n' \
   "$got_version" "$WHEEL_SHA256" "$python_version" "$VENV" "$freeze"

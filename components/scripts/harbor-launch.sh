@@ -39,6 +39,7 @@ if [ -f "$CURRENT_FILE" ]; then
 fi
 
 mkdir -p "$JOBS_DIR" "$(dirname "$LOG_FILE")" "$(dirname "$ENV_FILE")" "$(dirname "$CURRENT_FILE")"
+pid_file="$(dirname "$ENV_FILE")/harbor.pid"
 state=
 if is_active "$UNIT"; then
   state=running
@@ -80,7 +81,8 @@ else
   done
   [ -f "$JOB_DIR/config.json" ] || { say "harbor did not create $JOB_DIR/config.json within 120s; log tail:"; log_tail; exit 1; }
   printf '%s %s %s %s\n' "$JOB_NAME" "$UNIT" "$JOB_DIR" "$ENV_FILE" >"$CURRENT_FILE"
-  say "started $JOB_NAME: unit $UNIT, pid $(systemctl show --property MainPID --value "$UNIT"), log $LOG_FILE"
+  systemctl show --property MainPID --value "$UNIT" >"$pid_file"
+  say "started $JOB_NAME: unit $UNIT, pid $(cat "$pid_file"), log $LOG_FILE"
 fi
 
 if [ "$WAIT" = 1 ] && [ "$state" = running ]; then
@@ -102,7 +104,8 @@ if [ "$WAIT" = 1 ] && [ "$state" = running ]; then
   say "job $JOB_NAME finished"
 fi
 
-pid=$(systemctl show --property MainPID --value "$UNIT" 2>/dev/null || echo 0)
+# The PID harbor had (the unit is collected once it exits, so remember it).
+pid=$(cat "$pid_file" 2>/dev/null || echo 0)
 result='null'
 [ -f "$JOB_DIR/result.json" ] && result=$(jq -c 'del(.trial_results)' "$JOB_DIR/result.json")
 jq -cn --arg job "$JOB_NAME" --arg dir "$JOB_DIR" --arg log "$LOG_FILE" --arg unit "$UNIT" --arg pid "${pid:-0}" --arg state "$state" \
