@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: toolchain (Node 22, pulumi, plugins), typecheck, lint,
-# shellcheck, unit tests, then the integration tests against dockerd and the simulated cluster.
+# lint of the shell scripts, unit tests, then the integration tests against dockerd and the simulated cluster.
 #   scripts/test.sh            everything
 #   scripts/test.sh --unit     toolchain + static checks + unit tests only
 set -euo pipefail
@@ -12,7 +12,7 @@ unit_only=0
 step() { printf '\n=== %s (%s)\n' "$*" "$(date +%H:%M:%S)"; }
 
 step "toolchain"
-# shellcheck source=env.sh
+# shellcheck source-path=SCRIPTDIR source=env.sh
 source scripts/env.sh
 pulumi version
 
@@ -25,6 +25,8 @@ command -v shellcheck >/dev/null || { apt-get update -qq && apt-get install -y -
 git ls-files '*.sh' bin/reprobench | xargs shellcheck -x
 
 step "unit tests"
+# The offline command plugin's tests run a real sshd on loopback.
+[ -x /usr/sbin/sshd ] || { apt-get update -qq && apt-get install -y -qq openssh-server >/dev/null; }
 npx vitest run --project unit
 
 [ "$unit_only" = 1 ] && exit 0

