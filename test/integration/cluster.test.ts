@@ -6,10 +6,12 @@ import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { type ClusterPlan, type HostPlan, simUp, sshArgs } from "../../sim/cluster";
+import { type ClusterPlan, type HostPlan, type SimInstance, simDown, simUp, sshArgs } from "../../sim/cluster";
 import { run } from "../../sim/exec";
 import { repoRoot, type TestProject, testProject } from "../helpers/project";
 
+// A cluster of its own (network, ports, containers), so the default `reprobench sim` one is never touched.
+const instance: SimInstance = { name: "cluster", slot: 2 };
 let plan: ClusterPlan;
 let project: TestProject;
 let stack: Stack;
@@ -34,6 +36,11 @@ function editConfig(edit: (c: LooseConfig) => void): void {
   const doc = structuredClone(baseline) as { config: Record<string, unknown> };
   const flat: LooseConfig = {};
   for (const [k, v] of Object.entries(doc.config)) flat[k.replace(/^reprobench:/, "")] = v;
+  // Point the stack at this test's cluster instance.
+  flat.hosts = (flat.hosts as LooseConfig[]).map((h) => {
+    const p = host(h.name);
+    return { ...h, privateIp: p.ip, ssh: { ...h.ssh, host: p.sshHost, port: p.sshPort, hostKeyFile: p.hostKeyFile, privateKeyFile: plan.privateKeyFile } };
+  });
   edit(flat);
   doc.config = Object.fromEntries(Object.entries(flat).map(([k, v]) => [`reprobench:${k}`, v]));
   writeFileSync(stackFile, YAML.stringify(doc));
@@ -56,7 +63,7 @@ async function routedTags(n: number): Promise<Set<string>> {
 }
 
 beforeAll(async () => {
-  plan = (await simUp({ root: repoRoot })).plan;
+  plan = (await simUp({ root: repoRoot, instance })).plan;
   for (const h of plan.hosts) originalDaemonJson[h.name] = await daemonJson(h.name);
   project = await testProject({ ".sim": path.join(repoRoot, ".sim") });
   stack = await project.stack("local", "Pulumi.local.yaml");
@@ -71,6 +78,7 @@ afterAll(async () => {
   // Whatever happened, leave no cluster resources behind (destroy is also asserted below).
   await stack?.destroy({ onOutput: () => undefined }).catch(() => undefined);
   project?.cleanup();
+  await simDown({ root: repoRoot, instance, discardResults: true });
 });
 
 describe("cluster on the simulated hosts (real engine)", () => {
@@ -78,10 +86,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
     const up = await stack.up({ onOutput: () => undefined });
     expect(up.summary.result).toBe("succeeded");
     const status = JSON.parse(up.outputs.routerStatus.value as string);
-    expect(status.workers.sort()).toEqual([
-      "http://172.31.250.11:30001@0", "http://172.31.250.11:30001@1",
-      "http://172.31.250.12:30001@0", "http://172.31.250.12:30001@1",
-    ]);
+    expect(status.workers.sort()).toEqual(plan.hosts.flatMap((h) => [`http://${h.ip}:30001@0`, `http://${h.ip}:30001@1`]).sort());
     const info = JSON.parse((up.outputs.workerServerInfo.value as string[])[0]);
     expect(info).toMatchObject({ tp_size: 4, dp_size: 2, max_running_requests: 5, max_mamba_cache_size: 25 });
 
@@ -125,7 +130,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
   describe("refused faults leave daemon.json byte-identical", () => {
     const cases: [string, (c: LooseConfig) => void, RegExp][] = [
       ["invalid pool", (c) => (c.docker.addressPools = [{ base: "172.18.0.0/15", size: 33 }]), /reprobench:docker\.addressPools\[0\]\.size/],
-      ["pool overlapping a route", (c) => (c.docker.addressPools = [{ base: "172.31.250.0/24", size: 28 }]), /overlaps route 172\.31\.250\.0\/24/],
+      ["pool overlapping a route", (c) => (c.docker.addressPools = [{ base: plan.network.subnet, size: 28 }]), /overlaps route 172\.31\.25\d\.0\/24/],
       ["restart needed while containers run", (c) => (c.docker.addressPools = [{ base: "10.213.0.0/16", size: 24 }]), /refusing to restart docker while containers run/],
     ];
     it.each(cases)("%s", async (_name, edit, message) => {
