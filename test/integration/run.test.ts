@@ -1,0 +1,170 @@
+// The benchmark run end to end on the simulated cluster with the REAL engine (Automation API) and the REAL
+// Harbor 0.21 (installed offline from the wheelhouse): Terminus-2 through the real router to the SGLang
+// doubles on both hosts, the oracle agent, a second `up` that starts nothing, a 3×→6× preview that touches
+// only the run, and a destroy while a job runs (SIGTERM, every trial keeps its result.json, nothing left).
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import type { Stack } from "@pulumi/pulumi/automation";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import YAML from "yaml";
+import { type ClusterPlan, type HostPlan, simUp, sshArgs } from "../../sim/cluster";
+import { run } from "../../sim/exec";
+import { repoRoot, type TestProject, testProject } from "../helpers/project";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type LooseConfig = Record<string, any>;
+
+const WHEELS_ON_HOST = "/var/cache/reprobench/wheels";
+let plan: ClusterPlan;
+let project: TestProject;
+let stack: Stack;
+let stackFile: string;
+let baseline: LooseConfig;
+
+const host = (name: string): HostPlan => plan.hosts.find((h) => h.name === name)!;
+async function ssh(name: string, command: string, input?: Buffer): Promise<string> {
+  const r = await run(sshArgs(plan, host(name), command), { timeoutMs: 600_000, input });
+  if (r.code !== 0) throw new Error(`ssh ${name} '${command.slice(0, 120)}' exited ${r.code}: ${r.stderr || r.stdout}`);
+  return r.stdout;
+}
+
+function editConfig(edit: (c: LooseConfig) => void): void {
+  const doc = structuredClone(baseline) as { config: Record<string, unknown> };
+  const flat: LooseConfig = {};
+  for (const [k, v] of Object.entries(doc.config)) flat[k.replace(/^reprobench:/, "")] = v;
+  edit(flat);
+  doc.config = Object.fromEntries(Object.entries(flat).map(([k, v]) => [`reprobench:${k}`, v]));
+  writeFileSync(stackFile, YAML.stringify(doc));
+}
+
+/** Per-task reward and exception of a job, read from the trial result.json files on the runner. */
+async function trialOutcomes(jobDir: string): Promise<Record<string, { reward: number | null; exception: string | null }>> {
+  const out = await ssh("worker-b", `for t in ${jobDir}/*/result.json; do jq -c '{task: .task_name, reward: .verifier_result.rewards.reward, exception: .exception_info.exception_type}' "$t"; done`);
+  const outcomes: Record<string, { reward: number | null; exception: string | null }> = {};
+  for (const line of out.trim().split("\n").filter(Boolean)) {
+    const r = JSON.parse(line);
+    outcomes[String(r.task).replace(/^.*\//, "")] = { reward: r.reward ?? null, exception: r.exception ?? null };
+  }
+  return outcomes;
+}
+
+/** Requests each double answered (its /_double/stats), keyed "host@rank". */
+async function doubleRequests(): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const h of ["worker-a", "worker-b"]) {
+    const ip = h === "worker-a" ? "172.31.250.11" : "172.31.250.12";
+    const stats = JSON.parse(await ssh(h, `curl -fsS http://${ip}:30001/_double/stats`));
+    for (const r of stats.ranks) counts[`${stats.host_tag}@${r.dp_rank}`] = r.requests;
+  }
+  return counts;
+}
+
+beforeAll(async () => {
+  plan = (await simUp({ root: repoRoot })).plan;
+  // The sim hosts cannot reach PyPI: Harbor comes from the wheelhouse (sim/wheelhouse.sh), copied in unless mounted.
+  execFileSync("bash", [path.join(repoRoot, "sim/wheelhouse.sh")], { stdio: "inherit" });
+  const present = await ssh("worker-b", `test -f ${WHEELS_ON_HOST}/harbor-0.21.0-py3-none-any.whl && echo yes || echo no`);
+  if (present.trim() !== "yes") {
+    const tar = execFileSync("tar", ["-C", path.join(process.env.HOME ?? "/root", ".cache/reprobench/wheelhouse"), "-cf", "-", "."], { maxBuffer: 1 << 30 });
+    await ssh("worker-b", `mkdir -p ${WHEELS_ON_HOST} && tar -C ${WHEELS_ON_HOST} -xf -`, tar);
+  }
+  project = await testProject({ ".sim": path.join(repoRoot, ".sim"), "sim/dataset": path.join(repoRoot, "sim/dataset") });
+  stack = await project.stack("local", "Pulumi.local.yaml");
+  stackFile = path.join(project.dir, "Pulumi.local.yaml");
+  baseline = YAML.parse(readFileSync(stackFile, "utf8"));
+  const harbor = (baseline.config["reprobench:harbor"] ??= {});
+  harbor.pipFindLinks = WHEELS_ON_HOST;
+  editConfig(() => undefined);
+});
+
+afterAll(async () => {
+  await stack?.destroy({ onOutput: () => undefined }).catch(() => undefined);
+  project?.cleanup();
+});
+
+describe("benchmark run on the simulated cluster (real engine, real Harbor)", () => {
+  let jobDir = "";
+
+  it("up runs Terminus-2 through the router to the doubles on both hosts: reward 1, 1, 0", async () => {
+    const before = await doubleRequests().catch(() => ({}));
+    const up = await stack.up({ onOutput: (o) => process.stdout.write(o) });
+    expect(up.summary.result).toBe("succeeded");
+    const name = up.outputs.jobName.value as string;
+    expect(name).toMatch(/^sim-terminus2-\d{8}-\d{6}$/);
+    jobDir = `${up.outputs.jobsDir.value}/${name}`;
+    expect(up.outputs.jobState.value).toBe("finished");
+    expect(up.outputs.jobSummary.value).toMatchObject({ trials: 3, passed: 2, finished: true });
+    const outcomes = await trialOutcomes(jobDir);
+    console.log("rewards per task:", JSON.stringify(outcomes));
+    expect(outcomes["hello-file"].reward).toBe(1);
+    expect(outcomes["sum-numbers"].reward).toBe(1);
+    expect(outcomes["sha-preimage"].reward).toBe(0);
+    const after = await doubleRequests();
+    const served = Object.entries(after).filter(([k, v]) => v > ((before as Record<string, number>)[k] ?? 0)).map(([k]) => k);
+    console.log("requests per host@rank:", JSON.stringify(after));
+    expect(new Set(served.map((s) => s.split("@")[0]))).toEqual(new Set(["worker-a", "worker-b"]));
+    // The manifest sits beside the job dir; the key is in no file Harbor or we wrote.
+    const manifest = JSON.parse(await ssh("worker-b", `cat ${jobDir}.reprobench-manifest.json`));
+    expect(manifest.harbor.version).toBe("0.21.0");
+    expect(Object.keys(manifest.workers).sort()).toEqual(["worker-a", "worker-b"]);
+    const key = (await stack.outputs()).sglangApiKey.value as string;
+    expect(await ssh("worker-b", `grep -rlF '${key}' ${jobDir} ${jobDir}.reprobench-manifest.json /var/lib/reprobench/runs /var/lib/reprobench/logs || true`)).toBe("");
+  });
+
+  it("a second up changes nothing and starts no new job", async () => {
+    const jobsBefore = await ssh("worker-b", "ls /var/lib/reprobench/jobs");
+    const up = await stack.up({ onOutput: () => undefined });
+    expect(Object.keys(up.summary.resourceChanges ?? {}).filter((k) => k !== "same")).toEqual([]);
+    expect(await ssh("worker-b", "ls /var/lib/reprobench/jobs")).toBe(jobsBefore);
+  });
+
+  it("3× → 6× previews changes to the run-level resources only", async () => {
+    editConfig((c) => (c.run = { ...c.run, agentTimeoutMultiplier: 6.0 }));
+    const changed: string[] = [];
+    const out: string[] = [];
+    const preview = await stack.preview({
+      diff: true,
+      onOutput: (o) => out.push(o),
+      onEvent: (e) => {
+        const m = e.resourcePreEvent?.metadata;
+        if (m && m.op !== "same") changed.push(`${m.op} ${m.urn.split("::").pop()}`);
+      },
+    });
+    console.log(`3x -> 6x preview:\n${changed.join("\n")}\n${JSON.stringify(preview.changeSummary)}`);
+    expect(changed.length).toBeGreaterThan(0);
+    for (const c of changed) expect(c, "only run-level resources may change").toMatch(/ benchmark-(job-name|preflight|harbor|daemon-json-worker-[ab])$/);
+  });
+
+  it("the oracle agent's run passes the solvable tasks too", async () => {
+    editConfig((c) => (c.run = { ...c.run, agent: "oracle", jobNamePrefix: "sim-oracle" }));
+    const up = await stack.up({ onOutput: () => undefined });
+    const outcomes = await trialOutcomes(`${up.outputs.jobsDir.value}/${up.outputs.jobName.value}`);
+    console.log("oracle rewards per task:", JSON.stringify(outcomes));
+    expect(outcomes["hello-file"].reward).toBe(1);
+    expect(outcomes["sum-numbers"].reward).toBe(1);
+    expect(outcomes["sha-preimage"].reward).toBe(0);
+  });
+
+  it("destroy while a job runs: SIGTERM, every trial keeps its result.json, no container or network of ours is left", async () => {
+    // Terminus-2 on sha-preimage keeps trying until its agent timeout: a job that is surely still running.
+    editConfig((c) => (c.run = { ...c.run, agent: "terminus-2", waitForCompletion: false, jobNamePrefix: "sim-stop" }));
+    const up = await stack.up({ onOutput: () => undefined });
+    expect(up.outputs.jobState.value).toBe("running");
+    const job = `${up.outputs.jobsDir.value}/${up.outputs.jobName.value}`;
+    // Bounded wait until trial containers exist (Harbor started trials).
+    await ssh("worker-b", `for i in $(seq 1 120); do [ "$(docker ps -q --filter label=com.docker.compose.project | wc -l)" -gt 0 ] && exit 0; sleep 1; done; exit 1`);
+    const out: string[] = [];
+    await stack.destroy({ onOutput: (o) => out.push(o) });
+    console.log(out.filter((l) => l.includes("harbor-stop")).join(""));
+    const trials = (await ssh("worker-b", `ls -d ${job}/*/`)).trim().split("\n").filter(Boolean);
+    expect(trials.length).toBeGreaterThan(0);
+    const outcomes = await trialOutcomes(job);
+    expect(Object.keys(outcomes).length).toBe(trials.length);
+    expect(await ssh("worker-b", "docker ps -aq --filter label=com.docker.compose.project | wc -l")).toBe("0\n");
+    expect(await ssh("worker-b", "docker network ls --format '{{.Name}}' | grep -c __env || true")).toBe("0\n");
+    expect(await ssh("worker-b", "systemctl list-units --all 'reprobench-harbor-*' --no-legend | wc -l")).toBe("0\n");
+    // Job directories are never removed.
+    expect(await ssh("worker-b", "ls /var/lib/reprobench/jobs | grep -c -e '^sim-terminus2-' -e '^sim-oracle-' -e '^sim-stop-'")).toBe("3\n");
+  });
+});
