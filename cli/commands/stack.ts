@@ -50,11 +50,18 @@ function printRunLocation(stack: string): void {
   const r = spawnSync("pulumi", ["stack", "output", "--json", "--stack", stack], { cwd: root, encoding: "utf8" });
   if (r.status !== 0) return;
   const out = JSON.parse(r.stdout || "{}") as Record<string, unknown>;
-  const lines = [["job", out.jobName], ["results", out.jobDir ?? out.jobsDir], ["log", out.logPath], ["summary", out.summary && JSON.stringify(out.summary)]]
+  const job = typeof out.jobName === "string" && !out.jobName.includes(" ") ? out.jobName : undefined;
+  const lines = [
+    ["job", job],
+    ["results", job && out.jobsDir ? `${out.jobsDir}/${job}` : undefined],
+    ["log", out.jobLog || undefined],
+    ["state", job ? out.jobState : undefined],
+    ["summary", job && out.jobSummary ? JSON.stringify(out.jobSummary) : undefined],
+  ]
     .filter(([, v]) => v !== undefined && v !== null)
     .map(([k, v]) => `  ${k}: ${v}`);
   if (lines.length > 0) console.log(`\nbenchmark run on the runner host:\n${lines.join("\n")}`);
-  if (stack === "local" && (out.jobDir ?? out.jobsDir)) console.log(`  (reprobench sim down copies the jobs directory to .sim/results/ before removing the hosts)`);
+  if (stack === "local" && job) console.log(`  (reprobench sim down copies the jobs directory to .sim/results/ before removing the hosts)`);
 }
 
 function op(name: "up" | "preview" | "down", summary: string): Command {
