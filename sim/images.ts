@@ -202,8 +202,13 @@ export function registryUpToDate(localRepoDigests: string[], repo: string, remot
   return localRepoDigests.includes(`${pushHost}/${repo}@${remoteDigest}`);
 }
 
+/** The sim's caches live outside the repo: ~/.cache/reprobench/<name>. */
+export function simCacheDir(name: string): string {
+  return join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "reprobench", name);
+}
+
 export function buildLogDir(): string {
-  return join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "reprobench", "sim-build-logs");
+  return simCacheDir("sim-build-logs");
 }
 
 /** Every local tag → image ID, from one `docker images` call (per-image inspects add up on warm runs). */

@@ -248,7 +248,7 @@ describe("simulated cluster (real docker)", () => {
       const before = await listSimResources(instance);
       console.log(`before sim down: ${JSON.stringify(before)}`);
       expect(before.containers).toEqual(["reprobench-sim-itest-registry", "reprobench-sim-itest-worker-a", "reprobench-sim-itest-worker-b"]);
-      expect(before.volumes).toEqual(["reprobench-sim-itest-registry-data", "reprobench-sim-itest-worker-a-docker", "reprobench-sim-itest-worker-b-docker"]);
+      expect(before.volumes).toEqual(["reprobench-sim-itest-worker-a-docker", "reprobench-sim-itest-worker-b-docker"]);
       expect(before.networks).toEqual(["reprobench-sim-itest"]);
       // Whatever else carries the sim label (the default cluster, if up) is not ours to remove.
       const othersBefore = await listSimResources();
@@ -266,7 +266,8 @@ describe("simulated cluster (real docker)", () => {
       // Only results remain in the state dir (keys, known_hosts and cluster.json are gone).
       expect(readdirSync(join(root, plan.stateDir))).toEqual(["results"]);
       expect((await run(["docker", "volume", "inspect", bystander], { timeoutMs: 30_000 })).code).toBe(0);
-      // Images are the build cache, not cluster state: they stay for the next warm `sim up`.
+      // Images and the registry's storage are caches, not cluster state: they stay for the next warm `sim up`.
+      expect(existsSync(join(plan.registry.cacheDir, "docker/registry/v2/repositories/reprobench/task-base"))).toBe(true);
       expect((await run(["docker", "image", "inspect", "reprobench/debian-base:trixie"], { timeoutMs: 30_000 })).code).toBe(0);
     } finally {
       await run(["docker", "volume", "rm", "-f", bystander], { timeoutMs: 30_000 });
@@ -279,6 +280,8 @@ describe("simulated cluster (real docker)", () => {
     timings["warm sim up after down (images cached)"] = warm.seconds;
     expect(warm.built).toEqual([]);
     expect(warm.createdHosts).toEqual(["worker-a", "worker-b"]);
+    // The registry came back with its cached storage: nothing had to be pushed again.
+    expect(warm.pushed).toEqual([]);
     // A fresh cluster gets fresh host keys (down deleted the old ones with the hosts).
     expect(plan.hosts.map((h) => readFileSync(join(root, h.hostKeyFile), "utf8"))).not.toEqual(pinnedKeys);
     await simDown({ root, log, instance });

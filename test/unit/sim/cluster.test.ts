@@ -111,6 +111,8 @@ describe("docker argv", () => {
     expect(r).toContain("-p 127.0.0.1:5000:5000");
     expect(r).toContain("--ip 172.31.250.10");
     expect(r).toContain("--label io.reprobench.sim=1");
+    // Storage in the cache dir (outside the repo) so a warm `sim up` after `down` pushes nothing.
+    expect(r).toMatch(/-v \S+\/reprobench\/sim-registry\/default:\/var\/lib\/docker-registry/);
   });
 
   it("ssh trusts only the pinned known_hosts and our key", () => {
