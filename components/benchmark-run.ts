@@ -168,7 +168,9 @@ export class BenchmarkRun extends pulumi.ComponentResource {
   constructor(name: string, args: BenchmarkRunArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:run:BenchmarkRun", name, {}, opts);
     const { config } = args;
-    const job = new JobName(`${name}-job-name`, { prefix: config.run.jobNamePrefix, spec: runSpec(config, args.apiBase) }, { parent: this });
+    // Every other child depends on the job name, so this makes them wait for (and be deleted before) what
+    // the run depends on — the router, the tool bundle, the bridge: destroy stops Harbor first.
+    const job = new JobName(`${name}-job-name`, { prefix: config.run.jobNamePrefix, spec: runSpec(config, args.apiBase) }, { parent: this, dependsOn: opts?.dependsOn });
     const paths = job.name.apply((n) => runPaths(config.harbor, n));
 
     const daemonHashes: Record<string, pulumi.Output<string>> = {};

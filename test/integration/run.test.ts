@@ -85,6 +85,7 @@ afterAll(async () => {
 
 describe("benchmark run on the simulated cluster (real engine, real Harbor)", () => {
   let jobDir = "";
+  let oracleJobDir = "";
 
   it("up runs Terminus-2 through the router to the doubles on both hosts: reward 1, 1, 0", async () => {
     const before = await doubleRequests().catch(() => ({}));
@@ -139,7 +140,8 @@ describe("benchmark run on the simulated cluster (real engine, real Harbor)", ()
   it("the oracle agent's run passes the solvable tasks too", async () => {
     editConfig((c) => (c.run = { ...c.run, agent: "oracle", jobNamePrefix: "sim-oracle" }));
     const up = await stack.up({ onOutput: () => undefined });
-    const outcomes = await trialOutcomes(`${up.outputs.jobsDir.value}/${up.outputs.jobName.value}`);
+    oracleJobDir = `${up.outputs.jobsDir.value}/${up.outputs.jobName.value}`;
+    const outcomes = await trialOutcomes(oracleJobDir);
     console.log("oracle rewards per task:", JSON.stringify(outcomes));
     expect(outcomes["hello-file"].reward).toBe(1);
     expect(outcomes["sum-numbers"].reward).toBe(1);
@@ -165,6 +167,6 @@ describe("benchmark run on the simulated cluster (real engine, real Harbor)", ()
     expect(await ssh("worker-b", "docker network ls --format '{{.Name}}' | grep -c __env || true")).toBe("0\n");
     expect(await ssh("worker-b", "systemctl list-units --all 'reprobench-harbor-*' --no-legend | wc -l")).toBe("0\n");
     // Job directories are never removed.
-    expect(await ssh("worker-b", "ls /var/lib/reprobench/jobs | grep -c -e '^sim-terminus2-' -e '^sim-oracle-' -e '^sim-stop-'")).toBe("3\n");
+    for (const dir of [jobDir, oracleJobDir, job]) expect(await ssh("worker-b", `test -f ${dir}/result.json && echo kept`)).toBe("kept\n");
   });
 });
