@@ -17,6 +17,8 @@ work_dir=${WORK_DIR:-$HOME/.cache/reprobench/debootstrap}
 
 if ! command -v debootstrap >/dev/null 2>&1; then
   echo "debian-base: installing debootstrap" >&2
+  # A fresh machine may have no package lists yet.
+  apt-get update -q >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null
 fi
 
