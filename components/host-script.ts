@@ -35,9 +35,13 @@ export function bashCommand(scriptName: string, env: Record<string, string>): st
   return `bash -c ${shellQuote(`${envPrelude(env)}\n${hostScript(scriptName)}`)} ${scriptName}`;
 }
 
-/** Script text with its inputs exported first (for CheckedCommand, which sends it on stdin). */
-export function scriptWithEnv(scriptName: string, env: Record<string, string>): string {
-  return `${envPrelude(env)}\n${hostScript(scriptName)}`;
+/**
+ * Script text with its inputs exported first (for CheckedCommand, which sends it on stdin). Several
+ * scripts run in order in one shell, e.g. container-run then the service's own gate.
+ */
+export function scriptWithEnv(scriptNames: string | string[], env: Record<string, string>): string {
+  const names = Array.isArray(scriptNames) ? scriptNames : [scriptNames];
+  return [envPrelude(env), ...names.map(hostScript)].join("\n");
 }
 
 /** A short stable hash of any JSON-able value: the "spec" label that tells a container is current. */

@@ -44,6 +44,7 @@ export function routerScriptEnv(config: ReprobenchConfig): Record<string, string
     DOCKER_ARGS_JSON: JSON.stringify(dockerArgs),
     COMMAND_JSON: JSON.stringify(command),
     CONTAINER_USER: r.user,
+    REQUIRED_DIRS: r.mountModel ? config.sglang.modelPath : "",
     ROUTER_URL: routerLocalUrl(config),
     EXPECTED_WORKERS: JSON.stringify(expectedRouterWorkers(config)),
     SERVED_MODEL_NAME: config.sglang.servedModelName,
@@ -78,7 +79,7 @@ export class SglangRouter extends pulumi.ComponentResource {
       {
         connection: args.connection,
         // The script and its inputs stay readable in previews; only the key travels as a secret.
-        create: scriptWithEnv("sglang-router", env),
+        create: scriptWithEnv(["container-run", "sglang-router"], env),
         environment: { API_KEY: args.apiKey },
         check: scriptWithEnv("container-check", { CONTAINER_NAME: env.CONTAINER_NAME }),
         // Drain: give in-flight generations the seed's 180 s before the container goes.

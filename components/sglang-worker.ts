@@ -43,7 +43,7 @@ export function workerScriptEnv(s: ResolvedSglangSettings): Record<string, strin
     DOCKER_ARGS_JSON: JSON.stringify(dockerArgs),
     COMMAND_JSON: JSON.stringify(command),
     CONTAINER_USER: s.user,
-    MODEL_PATH: s.modelPath,
+    REQUIRED_DIRS: s.modelPath,
     BASE_URL: s.url,
     READY_TIMEOUT_SECONDS: String(s.readyTimeoutMinutes * 60),
     EXPECTED_JSON: JSON.stringify(expectedServerInfo(s)),
@@ -80,7 +80,7 @@ export class SglangWorker extends pulumi.ComponentResource {
       {
         connection: args.connection,
         // The script and its inputs stay readable in previews; only the key travels as a secret.
-        create: scriptWithEnv("sglang-worker", env),
+        create: scriptWithEnv(["container-run", "sglang-worker"], env),
         environment: { API_KEY: args.apiKey },
         check: scriptWithEnv("container-check", { CONTAINER_NAME: env.CONTAINER_NAME }),
         delete: scriptWithEnv("container-stop", { CONTAINER_NAME: env.CONTAINER_NAME, STOP_TIMEOUT: String(args.settings.stopTimeoutSecs) }),

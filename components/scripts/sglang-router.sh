@@ -1,43 +1,22 @@
 #!/usr/bin/env bash
-# Start (or keep) the sglang-router container and prove it routes, as seed 000 checks by hand — but
-# with the router's real readiness signals (its /health is liveness only): /readiness, /workers
+# Prove the sglang-router container (started by container-run.sh) routes, as seed 000 checks by hand
+# — but with the router's real readiness signals (its /health is liveness only): /readiness, /workers
 # listing every DP rank, /v1/models, and a real completion of "Reply with exactly READY.".
 # Inputs (env):
-#   CONTAINER_NAME, IMAGE, SPEC, DOCKER_ARGS_JSON, COMMAND_JSON, CONTAINER_USER   as sglang-worker.sh
+#   CONTAINER_NAME       the container (its log tail is shown if it dies)
 #   ROUTER_URL           http://<bind>:<port>
 #   API_KEY              the workers' key (secret)
 #   EXPECTED_WORKERS     JSON array of worker URLs as the router names them (http://ip:port@rank)
 #   SERVED_MODEL_NAME    the model id /v1/models must list
 #   READY_TIMEOUT_SECONDS
 set -euo pipefail
-: "${CONTAINER_NAME:?}" "${IMAGE:?}" "${SPEC:?}" "${DOCKER_ARGS_JSON:?}" "${COMMAND_JSON:?}" "${ROUTER_URL:?}"
+: "${CONTAINER_NAME:?}" "${ROUTER_URL:?}"
 : "${API_KEY:?}" "${EXPECTED_WORKERS:?}" "${SERVED_MODEL_NAME:?}" "${READY_TIMEOUT_SECONDS:?}"
 
 die() { echo "sglang-router[$CONTAINER_NAME]: $*" >&2; exit 1; }
 log() { echo "sglang-router[$CONTAINER_NAME]: $*" >&2; }
 for tool in docker jq curl; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
 auth=(-H "Authorization: Bearer $API_KEY")
-
-# The label also covers the API key (hashed), so a new key restarts the container.
-SPEC="$SPEC-$(printf %s "$API_KEY" | sha256sum | cut -c1-8)"
-current=$(docker inspect --format '{{index .Config.Labels "io.reprobench.spec"}} {{.State.Running}}' "$CONTAINER_NAME" 2>/dev/null || true)
-if [ "$current" = "$SPEC true" ]; then
-  log "container is current (spec $SPEC)"
-else
-  if [ -n "$current" ]; then
-    log "replacing container (was: $current)"
-    docker stop --time "$(docker inspect --format '{{.Config.StopTimeout}}' "$CONTAINER_NAME" 2>/dev/null || echo 30)" "$CONTAINER_NAME" >/dev/null 2>&1 || true
-    docker rm -f "$CONTAINER_NAME" >/dev/null
-  fi
-  mapfile -t docker_args < <(jq -r '.[]' <<<"$DOCKER_ARGS_JSON")
-  mapfile -t command < <(jq -r '.[]' <<<"$COMMAND_JSON")
-  if [ "${CONTAINER_USER:-ssh-user}" = ssh-user ]; then docker_args+=(--user "$(id -u):$(id -g)"); else docker_args+=(--user "$CONTAINER_USER"); fi
-  docker image inspect "$IMAGE" >/dev/null 2>&1 || docker pull --quiet "$IMAGE" >&2
-  docker run --detach --name "$CONTAINER_NAME" \
-    --label io.reprobench.managed=1 --label "io.reprobench.spec=$SPEC" \
-    "${docker_args[@]}" "$IMAGE" "${command[@]}" --api-key "$API_KEY" >/dev/null
-  log "started container"
-fi
 
 want=$(jq -c 'sort' <<<"$EXPECTED_WORKERS")
 deadline=$(( $(date +%s) + READY_TIMEOUT_SECONDS ))

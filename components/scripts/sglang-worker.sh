@@ -1,45 +1,19 @@
 #!/usr/bin/env bash
-# Start (or keep) one SGLang server container and gate on it, as seed 000 does by hand: wait for
-# /health = 200 within a model-load budget, then assert /server_info field by field. Prints the
+# Gate on an SGLang server container (started by container-run.sh), as seed 000 does by hand: wait
+# for /health = 200 within a model-load budget, then assert /server_info field by field. Prints the
 # /server_info JSON on stdout (the run manifest records it).
 # Inputs (env):
-#   CONTAINER_NAME, IMAGE, SPEC       container, pinned image, hash of everything below
-#   DOCKER_ARGS_JSON, COMMAND_JSON    JSON arrays: docker run options, server argv
-#   CONTAINER_USER                    "ssh-user" = this login's uid:gid (the seed's $(id -u):$(id -g))
-#   MODEL_PATH                        host checkpoint dir (must exist)
+#   CONTAINER_NAME                    the container (its log tail is shown if it dies)
 #   BASE_URL                          http://<ip>:<port> of the server
 #   API_KEY                           the --api-key value (secret)
 #   READY_TIMEOUT_SECONDS             /health budget
 #   EXPECTED_JSON                     {"tp_size": 4, …}: /server_info must carry exactly these values
 set -euo pipefail
-: "${CONTAINER_NAME:?}" "${IMAGE:?}" "${SPEC:?}" "${DOCKER_ARGS_JSON:?}" "${COMMAND_JSON:?}" "${BASE_URL:?}"
-: "${API_KEY:?}" "${READY_TIMEOUT_SECONDS:?}" "${EXPECTED_JSON:?}" "${MODEL_PATH:?}"
+: "${CONTAINER_NAME:?}" "${BASE_URL:?}" "${API_KEY:?}" "${READY_TIMEOUT_SECONDS:?}" "${EXPECTED_JSON:?}"
 
 die() { echo "sglang-worker[$CONTAINER_NAME]: $*" >&2; exit 1; }
 log() { echo "sglang-worker[$CONTAINER_NAME]: $*" >&2; }
 for tool in docker jq curl; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
-[ -d "$MODEL_PATH" ] || die "model directory $MODEL_PATH does not exist on $(hostname)"
-
-# The label also covers the API key (hashed), so a new key restarts the container.
-SPEC="$SPEC-$(printf %s "$API_KEY" | sha256sum | cut -c1-8)"
-current=$(docker inspect --format '{{index .Config.Labels "io.reprobench.spec"}} {{.State.Running}}' "$CONTAINER_NAME" 2>/dev/null || true)
-if [ "$current" = "$SPEC true" ]; then
-  log "container is current (spec $SPEC)"
-else
-  if [ -n "$current" ]; then
-    log "replacing container (was: $current)"
-    docker stop --time "$(docker inspect --format '{{.Config.StopTimeout}}' "$CONTAINER_NAME" 2>/dev/null || echo 30)" "$CONTAINER_NAME" >/dev/null 2>&1 || true
-    docker rm -f "$CONTAINER_NAME" >/dev/null
-  fi
-  mapfile -t docker_args < <(jq -r '.[]' <<<"$DOCKER_ARGS_JSON")
-  mapfile -t command < <(jq -r '.[]' <<<"$COMMAND_JSON")
-  if [ "${CONTAINER_USER:-ssh-user}" = ssh-user ]; then docker_args+=(--user "$(id -u):$(id -g)"); else docker_args+=(--user "$CONTAINER_USER"); fi
-  docker image inspect "$IMAGE" >/dev/null 2>&1 || docker pull --quiet "$IMAGE" >&2
-  docker run --detach --name "$CONTAINER_NAME" \
-    --label io.reprobench.managed=1 --label "io.reprobench.spec=$SPEC" \
-    "${docker_args[@]}" "$IMAGE" "${command[@]}" --api-key "$API_KEY" >/dev/null
-  log "started container"
-fi
 
 # Gate 1: /health within the budget; fail at once if the container dies (its log tail says why).
 deadline=$(( $(date +%s) + READY_TIMEOUT_SECONDS ))

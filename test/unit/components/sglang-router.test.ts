@@ -245,10 +245,10 @@ function requiredInputs(script: string): string[] {
   return [...hostScript(script).matchAll(/\$\{([A-Z_][A-Z0-9_]*):\?\}/g)].map((m) => m[1]);
 }
 
-describe("routerScriptEnv against sglang-router.sh", () => {
+describe("routerScriptEnv against container-run.sh + sglang-router.sh", () => {
   it("supplies every input the script insists on, except API_KEY (sent as a secret environment)", () => {
     const env = routerScriptEnv(stack("prod"));
-    const required = requiredInputs("sglang-router");
+    const required = [...new Set([...requiredInputs("container-run"), ...requiredInputs("sglang-router")])];
     expect(required).toContain("EXPECTED_WORKERS");
     expect(required.filter((name) => !(name in env))).toEqual(["API_KEY"]);
   });

@@ -150,7 +150,7 @@ describe("workerScriptEnv", () => {
     expect(env.CONTAINER_NAME).toBe(`qwen38-${host}`);
     expect(env.IMAGE).toBe("lmsysorg/sglang:latest-runtime");
     expect(env.CONTAINER_USER).toBe("ssh-user");
-    expect(env.MODEL_PATH).toBe(PROD_MODEL);
+    expect(env.REQUIRED_DIRS).toBe(PROD_MODEL); // checked before docker could create an empty bind source
     expect(env.BASE_URL).toBe(`http://${ip}:30001`);
     expect(env.READY_TIMEOUT_SECONDS).toBe(String(45 * 60));
     expect(JSON.parse(env.COMMAND_JSON)).toEqual(seedServe(ip));
@@ -290,10 +290,10 @@ function requiredInputs(script: string): string[] {
   return [...hostScript(script).matchAll(/\$\{([A-Z_][A-Z0-9_]*):\?\}/g)].map((m) => m[1]);
 }
 
-describe("workerScriptEnv against sglang-worker.sh", () => {
+describe("workerScriptEnv against container-run.sh + sglang-worker.sh", () => {
   it("supplies every input the script insists on, except API_KEY (sent as a secret environment)", () => {
     const env = workerScriptEnv(workerSettings(stack("prod"), "worker-a"));
-    const required = requiredInputs("sglang-worker");
+    const required = [...new Set([...requiredInputs("container-run"), ...requiredInputs("sglang-worker")])];
     expect(required).toContain("API_KEY");
     expect(required.filter((name) => !(name in env))).toEqual(["API_KEY"]);
   });

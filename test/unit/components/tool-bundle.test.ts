@@ -21,13 +21,23 @@ const SEED_WHEEL =
 const SEED_SHA = "249ccf108509d643ddaf38979dac48c99e9e251f597173d8553a30d7a6423104";
 
 describe("bundleScriptEnv", () => {
-  it.each(["prod", "local"] as const)("%s: seed 000's bundle (dir, mount, wheel + sha256, canary image)", (name) => {
-    expect(bundleScriptEnv(stack(name).toolBundle)).toEqual({
+  it("prod: seed 000's bundle (dir, mount, wheel + sha256, canary image)", () => {
+    expect(bundleScriptEnv(stack("prod").toolBundle)).toEqual({
       TOOLS_DIR: "/var/lib/reprobench/harbor-tools-amd64",
       MOUNT_PATH: "/opt/harbor-tools",
       WHEEL_URL: SEED_WHEEL,
       WHEEL_SHA256: SEED_SHA,
       CANARY_IMAGE: "alexgshaw/regex-chess:20251031",
+    });
+  });
+
+  it("local: the same wheel (same sha256) from the sim's wheelhouse, and a canary without tmux/asciinema from the sim registry", () => {
+    expect(bundleScriptEnv(stack("local").toolBundle)).toEqual({
+      TOOLS_DIR: "/var/lib/reprobench/harbor-tools-amd64",
+      MOUNT_PATH: "/opt/harbor-tools",
+      WHEEL_URL: "file:///var/cache/reprobench/wheels/asciinema-2.4.0-py3-none-any.whl",
+      WHEEL_SHA256: SEED_SHA,
+      CANARY_IMAGE: "registry.sim:5000/reprobench/task-base:latest",
     });
   });
 
