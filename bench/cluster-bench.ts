@@ -1,6 +1,7 @@
 // Benchmark (not a test): the cluster on the simulated hosts through the real engine.
 // Prints the first `up` wall time, a no-op `up` and its ratio to the first, how many resources the
-// no-op changed (must be 0), and the destroy time.   node --import tsx bench/cluster-bench.ts
+// no-op changed (must be 0), the destroy time, and the `preview --diff` lines of a one-worker change.
+//   node --import tsx bench/cluster-bench.ts
 import * as path from "node:path";
 import { writeFileSync, readFileSync } from "node:fs";
 import YAML from "yaml";
@@ -28,12 +29,21 @@ async function main(): Promise<void> {
     const [first, firstSecs] = await timed(() => stack.up(quiet));
     const [noop, noopSecs] = await timed(() => stack.up(quiet));
     const changes = Object.entries(noop.summary.resourceChanges ?? {}).filter(([k]) => k !== "same").reduce((n, [, v]) => n + (v ?? 0), 0);
+    // One worker's flag: what a reviewer sees.
+    doc.config["reprobench:sglang"] = { ...doc.config["reprobench:sglang"], overrides: { "worker-b": { maxRunningRequests: 4 } } };
+    writeFileSync(file, YAML.stringify(doc));
+    const diff: string[] = [];
+    const preview = await stack.preview({ diff: true, color: "never", onOutput: (o) => diff.push(o) });
     const [, destroySecs] = await timed(() => stack.destroy(quiet));
     const created = first.summary.resourceChanges?.create ?? 0;
     console.log(`first up:      ${firstSecs.toFixed(1)} s (${created} resources created)`);
     console.log(`no-op up:      ${noopSecs.toFixed(1)} s (ratio to first: ${(noopSecs / firstSecs).toFixed(2)})`);
     console.log(`no-op changes: ${changes}`);
     console.log(`destroy:       ${destroySecs.toFixed(1)} s`);
+    console.log(`\npreview --diff of sglang.overrides.worker-b.maxRunningRequests 5 → 4 (${JSON.stringify(preview.changeSummary)}):`);
+    const lines = diff.join("").split("\n");
+    const at = lines.findIndex((l) => /~ .*worker-b-sglang-container|worker-b-sglang-container.*update/.test(l));
+    console.log(lines.slice(Math.max(0, at - 1), at + 40).filter((l) => /worker-b|max-running|"[45]"|~|=>|summary|spec|SPEC/.test(l)).join("\n"));
     if (changes !== 0) process.exitCode = 1;
   } finally {
     project.cleanup();
