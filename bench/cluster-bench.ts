@@ -5,8 +5,11 @@
 import * as path from "node:path";
 import { writeFileSync, readFileSync } from "node:fs";
 import YAML from "yaml";
-import { simUp } from "../sim/cluster";
-import { repoRoot, testProject } from "../test/helpers/project";
+import { simDown, simUp } from "../sim/cluster";
+import { pointAtSimInstance, repoRoot, testProject } from "../test/helpers/project";
+
+// A cluster instance of its own: never the default one a user's local stack may be using.
+const instance = { name: "bench", slot: 3 };
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
   const start = process.hrtime.bigint();
@@ -15,7 +18,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 }
 
 async function main(): Promise<void> {
-  await simUp({ root: repoRoot, log: () => undefined });
+  const { plan } = await simUp({ root: repoRoot, instance, log: () => undefined });
   const project = await testProject({ ".sim": path.join(repoRoot, ".sim") });
   try {
     const stack = await project.stack("local", "Pulumi.local.yaml");
@@ -23,6 +26,7 @@ async function main(): Promise<void> {
     const file = path.join(project.dir, "Pulumi.local.yaml");
     const doc = YAML.parse(readFileSync(file, "utf8"));
     doc.config["reprobench:run"] = { enabled: false };
+    pointAtSimInstance(doc, plan);
     writeFileSync(file, YAML.stringify(doc));
 
     const quiet = { onOutput: () => undefined };
@@ -47,6 +51,7 @@ async function main(): Promise<void> {
     if (changes !== 0) process.exitCode = 1;
   } finally {
     project.cleanup();
+    await simDown({ root: repoRoot, instance, discardResults: true, log: () => undefined });
   }
 }
 

@@ -19,6 +19,19 @@ export function toolchainEnv(): Record<string, string> {
   return env;
 }
 
+/** Rewrites a parsed stack file's hosts to reach the hosts of a sim instance (ports, IPs, key files). */
+export function pointAtSimInstance(
+  doc: { config: Record<string, unknown> },
+  plan: { privateKeyFile: string; hosts: { name: string; ip: string; sshHost: string; sshPort: number; hostKeyFile: string }[] },
+): void {
+  const hosts = doc.config["reprobench:hosts"] as { name: string; ssh: Record<string, unknown> }[];
+  doc.config["reprobench:hosts"] = hosts.map((h) => {
+    const p = plan.hosts.find((x) => x.name === h.name);
+    if (!p) throw new Error(`sim instance has no host ${h.name}`);
+    return { ...h, privateIp: p.ip, ssh: { ...h.ssh, host: p.sshHost, port: p.sshPort, hostKeyFile: p.hostKeyFile, privateKeyFile: plan.privateKeyFile } };
+  });
+}
+
 const COPIED = ["Pulumi.yaml", "package.json", "tsconfig.json", "infra", "components"];
 
 export interface TestProject {

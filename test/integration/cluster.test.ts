@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { type ClusterPlan, type HostPlan, type SimInstance, simDown, simUp, sshArgs } from "../../sim/cluster";
 import { run } from "../../sim/exec";
-import { repoRoot, type TestProject, testProject } from "../helpers/project";
+import { pointAtSimInstance, repoRoot, type TestProject, testProject } from "../helpers/project";
 
 // A cluster of its own (network, ports, containers), so the default `reprobench sim` one is never touched.
 const instance: SimInstance = { name: "cluster", slot: 2 };
@@ -36,13 +36,9 @@ function editConfig(edit: (c: LooseConfig) => void): void {
   const doc = structuredClone(baseline) as { config: Record<string, unknown> };
   const flat: LooseConfig = {};
   for (const [k, v] of Object.entries(doc.config)) flat[k.replace(/^reprobench:/, "")] = v;
-  // Point the stack at this test's cluster instance.
-  flat.hosts = (flat.hosts as LooseConfig[]).map((h) => {
-    const p = host(h.name);
-    return { ...h, privateIp: p.ip, ssh: { ...h.ssh, host: p.sshHost, port: p.sshPort, hostKeyFile: p.hostKeyFile, privateKeyFile: plan.privateKeyFile } };
-  });
   edit(flat);
   doc.config = Object.fromEntries(Object.entries(flat).map(([k, v]) => [`reprobench:${k}`, v]));
+  pointAtSimInstance(doc, plan);
   writeFileSync(stackFile, YAML.stringify(doc));
 }
 
