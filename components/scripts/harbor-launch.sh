@@ -11,6 +11,7 @@
 #   VENV JOB_NAME JOBS_DIR JOB_DIR JOB_CONFIG COMPOSE_OVERRIDE LOG_FILE ENV_FILE MANIFEST_FILE UNIT CURRENT_FILE WORK_DIR
 #   MANIFEST_JSON      the run manifest (no secrets)
 #   API_KEY            the router's API key, handed to harbor as OPENAI_API_KEY via a 0600 EnvironmentFile
+#                      that is removed as soon as the unit has started
 #   STOP_TIMEOUT_SECS  graceful-stop budget (systemd TimeoutStopSec, and for stopping a previous job)
 #   WAIT               1 = wait for completion;  WAIT_TIMEOUT_SECS  its budget;  PROGRESS_SECS  progress interval
 #   STOP_SCRIPT        text of harbor-stop.sh (to stop a previous job)
@@ -69,6 +70,9 @@ else
     -- "$VENV/bin/harbor" run --config "$JOB_CONFIG" --extra-docker-compose "$COMPOSE_OVERRIDE" \
     --job-name "$JOB_NAME" --jobs-dir "$JOBS_DIR" --yes ||
     die "systemd-run could not start $UNIT"
+  # systemd read the EnvironmentFile when it started harbor (Type=exec: systemd-run returned after the
+  # exec); the key need not stay on disk. A relaunch writes it again.
+  rm -f "$ENV_FILE"
   state=running
   # Harbor writes config.json and result.json at the start of the run: wait for them (bounded).
   for _ in $(seq 1 120); do

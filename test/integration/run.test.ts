@@ -8,14 +8,16 @@ import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { type ClusterPlan, type HostPlan, simUp, sshArgs } from "../../sim/cluster";
+import { type ClusterPlan, type HostPlan, type SimInstance, simDown, simUp, sshArgs } from "../../sim/cluster";
 import { run } from "../../sim/exec";
-import { repoRoot, type TestProject, testProject } from "../helpers/project";
+import { pointAtSimInstance, repoRoot, type TestProject, testProject } from "../helpers/project";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type LooseConfig = Record<string, any>;
 
 const WHEELS_ON_HOST = "/var/cache/reprobench/wheels";
+// A sim instance of its own (fresh hosts, removed afterwards): never the default one a user's local stack uses.
+const instance: SimInstance = { name: "run", slot: 4 };
 let plan: ClusterPlan;
 let project: TestProject;
 let stack: Stack;
@@ -35,6 +37,7 @@ function editConfig(edit: (c: LooseConfig) => void): void {
   for (const [k, v] of Object.entries(doc.config)) flat[k.replace(/^reprobench:/, "")] = v;
   edit(flat);
   doc.config = Object.fromEntries(Object.entries(flat).map(([k, v]) => [`reprobench:${k}`, v]));
+  pointAtSimInstance(doc, plan);
   writeFileSync(stackFile, YAML.stringify(doc));
 }
 
@@ -53,7 +56,7 @@ async function trialOutcomes(jobDir: string): Promise<Record<string, { reward: n
 async function doubleRequests(): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const h of ["worker-a", "worker-b"]) {
-    const ip = h === "worker-a" ? "172.31.250.11" : "172.31.250.12";
+    const ip = host(h).ip;
     const stats = JSON.parse(await ssh(h, `curl -fsS http://${ip}:30001/_double/stats`));
     for (const r of stats.ranks) counts[`${stats.host_tag}@${r.dp_rank}`] = r.requests;
   }
@@ -61,7 +64,7 @@ async function doubleRequests(): Promise<Record<string, number>> {
 }
 
 beforeAll(async () => {
-  plan = (await simUp({ root: repoRoot })).plan;
+  plan = (await simUp({ root: repoRoot, instance })).plan;
   // The sim hosts cannot reach PyPI: Harbor comes from the wheelhouse (sim/wheelhouse.sh), copied in unless mounted.
   execFileSync("bash", [path.join(repoRoot, "sim/wheelhouse.sh")], { stdio: "inherit" });
   const present = await ssh("worker-b", `test -f ${WHEELS_ON_HOST}/harbor-0.21.0-py3-none-any.whl && echo yes || echo no`);
@@ -69,18 +72,22 @@ beforeAll(async () => {
     const tar = execFileSync("tar", ["-C", path.join(process.env.HOME ?? "/root", ".cache/reprobench/wheelhouse"), "-cf", "-", "."], { maxBuffer: 1 << 30 });
     await ssh("worker-b", `mkdir -p ${WHEELS_ON_HOST} && tar -C ${WHEELS_ON_HOST} -xf -`, tar);
   }
-  project = await testProject({ ".sim": path.join(repoRoot, ".sim"), "sim/dataset": path.join(repoRoot, "sim/dataset") });
+  project = await testProject({ [plan.stateDir]: path.join(repoRoot, plan.stateDir), "sim/dataset": path.join(repoRoot, "sim/dataset") });
   stack = await project.stack("local", "Pulumi.local.yaml");
   stackFile = path.join(project.dir, "Pulumi.local.yaml");
   baseline = YAML.parse(readFileSync(stackFile, "utf8"));
   const harbor = (baseline.config["reprobench:harbor"] ??= {});
   harbor.pipFindLinks = WHEELS_ON_HOST;
+  // cache_aware (the seed's policy) keeps 3 short sim tasks, which share their long prompt prefix, on one
+  // rank; round_robin makes "both hosts served the job" deterministic.
+  baseline.config["reprobench:router"] = { ...(baseline.config["reprobench:router"] ?? {}), policy: "round_robin" };
   editConfig(() => undefined);
 });
 
 afterAll(async () => {
   await stack?.destroy({ onOutput: () => undefined }).catch(() => undefined);
   project?.cleanup();
+  await simDown({ root: repoRoot, instance, discardResults: true });
 });
 
 describe("benchmark run on the simulated cluster (real engine, real Harbor)", () => {
@@ -129,7 +136,9 @@ describe("benchmark run on the simulated cluster (real engine, real Harbor)", ()
       onOutput: (o) => out.push(o),
       onEvent: (e) => {
         const m = e.resourcePreEvent?.metadata;
-        if (m && m.op !== "same") changed.push(`${m.op} ${m.urn.split("::").pop()}`);
+        // A default provider's inputs are the stack config (dynamic providers receive it), so any config
+        // edit "updates" pulumi:providers:pulumi-nodejs::default; that touches no host.
+        if (m && m.op !== "same" && !m.type.startsWith("pulumi:providers:")) changed.push(`${m.op} ${m.urn.split("::").pop()}`);
       },
     });
     console.log(`3x -> 6x preview:\n${changed.join("\n")}\n${JSON.stringify(preview.changeSummary)}`);
