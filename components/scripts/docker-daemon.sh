@@ -45,7 +45,9 @@ changed=1
 if [ "$(jq -cS . "$work/current.json")" = "$(jq -cS . "$work/merged.json")" ]; then changed=0; fi
 
 # A new pool must not overlap a route of this host or an existing docker network (those would be
-# shadowed or collide). When the pools are already in effect, networks inside them are ours.
+# shadowed or collide). When the pools are already in effect, networks inside them are ours. A docker
+# network (or its docker0/br-* route) that is exactly one /size block of a pool was allocated from
+# that pool earlier (docker keeps docker0's subnet across restarts): not a conflict.
 if [ "$current_pools" != "$wanted_pools" ]; then
   ip -j route show table all >"$work/routes.json"
   docker network ls -q | xargs -r docker network inspect \
@@ -59,19 +61,22 @@ for r in routes:
     dst = r.get("dst", "")
     if dst in ("", "default") or ":" in dst or r.get("type") in ("broadcast", "local"):
         continue
+    dev = r.get("dev", "?")
     try:
-        taken.append((ipaddress.ip_network(dst, strict=False), f"route {dst} dev {r.get('dev', '?')}"))
+        taken.append((ipaddress.ip_network(dst, strict=False), f"route {dst} dev {dev}", dev == "docker0" or dev.startswith("br-")))
     except ValueError:
         pass
 for line in open(sys.argv[2]):
     name, *subnets = line.split()
     for s in subnets:
         if ":" not in s:
-            taken.append((ipaddress.ip_network(s, strict=False), f"docker network {name} ({s})"))
+            taken.append((ipaddress.ip_network(s, strict=False), f"docker network {name} ({s})", True))
 problems = []
 for p in pools:
     base = ipaddress.ip_network(p["base"], strict=False)
-    for net, what in taken:
+    for net, what, from_docker in taken:
+        if from_docker and net.prefixlen == p["size"] and net.subnet_of(base):
+            continue
         if base.overlaps(net):
             problems.append(f"pool {p['base']} overlaps {what}")
 if problems:
