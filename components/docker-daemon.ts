@@ -81,7 +81,9 @@ export class DockerDaemonConfig extends pulumi.ComponentResource {
           : undefined,
         addPreviousOutputInEnv: false,
       },
-      { parent: this },
+      // A component's dependsOn does not reach its children by itself (the SDK waits only on a
+      // resource's own dependsOn), so pass it on: e.g. no container starts before daemon.json is settled.
+      { parent: this, dependsOn: opts?.dependsOn },
     );
     this.report = apply.stdout;
     this.registerOutputs({ report: this.report });

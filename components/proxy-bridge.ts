@@ -68,7 +68,9 @@ export class ProxyBridge extends pulumi.ComponentResource {
         delete: scriptWithEnv("proxy-bridge-remove", { UNIT: PROXY_BRIDGE_UNIT }),
         timeoutSeconds: 600,
       },
-      { parent: this },
+      // A component's dependsOn does not reach its children by itself (the SDK waits only on a
+      // resource's own dependsOn), so pass it on: e.g. no container starts before daemon.json is settled.
+      { parent: this, dependsOn: opts?.dependsOn },
     );
     this.listen = unit.stdout.apply((s) => s.trim().split("\n").pop() ?? "");
     this.registerOutputs({ listen: this.listen });

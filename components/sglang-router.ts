@@ -88,7 +88,9 @@ export class SglangRouter extends pulumi.ComponentResource {
         summary: [...routerDockerArgs(args.config), env.IMAGE, ...routerCommand(args.config)],
         timeoutSeconds: Number(env.READY_TIMEOUT_SECONDS) + 900,
       },
-      { parent: this },
+      // A component's dependsOn does not reach its children by itself (the SDK waits only on a
+      // resource's own dependsOn), so pass it on: e.g. no container starts before daemon.json is settled.
+      { parent: this, dependsOn: opts?.dependsOn },
     );
     this.url = pulumi.output(routerLocalUrl(args.config));
     this.status = container.stdout.apply((s) => s.trim().split("\n").pop() ?? "");

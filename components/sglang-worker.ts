@@ -88,7 +88,9 @@ export class SglangWorker extends pulumi.ComponentResource {
         summary: [...workerDockerArgs(args.settings), args.settings.image, ...sglangCommand(args.settings)],
         timeoutSeconds: args.settings.readyTimeoutMinutes * 60 + 600,
       },
-      { parent: this },
+      // A component's dependsOn does not reach its children by itself (the SDK waits only on a
+      // resource's own dependsOn), so pass it on: e.g. no container starts before daemon.json is settled.
+      { parent: this, dependsOn: opts?.dependsOn },
     );
     this.url = pulumi.output(args.settings.url);
     this.serverInfo = container.stdout.apply((s) => s.trim().split("\n").pop() ?? "");

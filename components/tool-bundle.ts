@@ -35,7 +35,9 @@ export class ToolBundle extends pulumi.ComponentResource {
         delete: `rm -rf ${JSON.stringify(args.toolBundle.hostDir)} ${JSON.stringify(`${args.toolBundle.hostDir}.building`)}`,
         addPreviousOutputInEnv: false,
       },
-      { parent: this },
+      // A component's dependsOn does not reach its children by itself (the SDK waits only on a
+      // resource's own dependsOn), so pass it on: e.g. no container starts before daemon.json is settled.
+      { parent: this, dependsOn: opts?.dependsOn },
     );
     this.report = build.stdout.apply((s) => s.trim().split("\n").pop() ?? "");
     this.registerOutputs({ report: this.report });
