@@ -272,17 +272,22 @@ export async function buildImages(images: ResolvedImage[], root: string, log: (m
 
 /** Digest of <repo>:latest in the sim registry, or undefined when absent. */
 export async function remoteDigest(repo: string, pushHost = REGISTRY_PUSH_HOST): Promise<string | undefined> {
-  try {
-    const res = await fetch(`http://${pushHost}/v2/${repo}/manifests/latest`, {
-      method: "HEAD",
-      headers: { Accept: "application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json" },
-      signal: AbortSignal.timeout(10_000),
-    });
-    if (!res.ok) return undefined;
-    return res.headers.get("docker-content-digest") ?? undefined;
-  } catch {
-    return undefined;
+  // A busy machine can make a HEAD time out; that is "unknown", not "absent": ask again (bounded)
+  // rather than re-push an image that is already there.
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      const res = await fetch(`http://${pushHost}/v2/${repo}/manifests/latest`, {
+        method: "HEAD",
+        headers: { Accept: "application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json" },
+        signal: AbortSignal.timeout(20_000),
+      });
+      if (res.ok) return res.headers.get("docker-content-digest") ?? undefined;
+      if (res.status === 404) return undefined;
+    } catch {
+      // timeout or connection error: try again
+    }
   }
+  return undefined;
 }
 
 /** Pushes every image that has a registry repository and is not already there, unchanged. */
