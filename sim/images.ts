@@ -132,7 +132,9 @@ export function listInputFiles(path: string): string[] {
   if (st.isFile()) return [path];
   const out: string[] = [];
   for (const entry of readdirSync(path, { withFileTypes: true })) {
-    if (entry.name === ".git" || entry.name === "__pycache__" || entry.name.endsWith(".pyc")) continue;
+    // Downloaded wheels are outputs of a prepare step (pinned by its script, which is hashed): hashing
+    // them would give a fresh clone a different hash before and after its first prepare.
+    if (entry.name === ".git" || entry.name === "__pycache__" || entry.name.endsWith(".pyc") || entry.name.endsWith(".whl") || entry.name.startsWith(".complete-")) continue;
     const full = join(path, entry.name);
     if (entry.isDirectory()) out.push(...listInputFiles(full));
     else if (entry.isFile()) out.push(full);
