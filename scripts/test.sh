@@ -24,14 +24,31 @@ step "shellcheck"
 command -v shellcheck >/dev/null || { apt-get update -qq && apt-get install -y -qq shellcheck >/dev/null; }
 git ls-files '*.sh' bin/reprobench | xargs shellcheck -x
 
+results=$(mktemp -d)
+# Vitest's summary plus one plain "N passed, N failed" line for the whole suite at the end.
+vitest_run() { # $1 = project
+  npx vitest run --project "$1" --reporter=default --reporter=json --outputFile.json="$results/$1.json"
+}
+summary() {
+  # shellcheck disable=SC2016 # JavaScript, not shell
+  node -e '
+    const fs = require("fs"); let passed = 0, failed = 0, skipped = 0;
+    for (const f of fs.readdirSync(process.argv[1])) {
+      const r = JSON.parse(fs.readFileSync(`${process.argv[1]}/${f}`, "utf8"));
+      passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + (r.numTodoTests || 0);
+    }
+    console.log(`tests: ${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));' "$results"
+}
+
 step "unit tests"
 # The offline command plugin's tests run a real sshd on loopback.
 [ -x /usr/sbin/sshd ] || { apt-get update -qq && apt-get install -y -qq openssh-server >/dev/null; }
-npx vitest run --project unit
+vitest_run unit
 
-[ "$unit_only" = 1 ] && exit 0
+if [ "$unit_only" = 1 ]; then summary; exit 0; fi
 
 step "docker engine"
 bash scripts/dockerd.sh
 step "integration tests"
-npx vitest run --project integration
+vitest_run integration
+summary
