@@ -1,46 +1,19 @@
 // The cluster components converged by the REAL Pulumi engine (Automation API) on the simulated cluster:
 // idempotence, a one-worker change, drift repair, refused faults that leave daemon.json untouched, and
 // a destroy that leaves nothing of ours behind. Traffic goes to 127.0.0.1 (SSH) and the sim hosts only.
-import { readFileSync, writeFileSync } from "node:fs";
-import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import YAML from "yaml";
-import { type ClusterPlan, type HostPlan, type SimInstance, simDown, simUp, sshArgs } from "../../sim/cluster";
-import { run } from "../../sim/exec";
-import { pointAtSimInstance, repoRoot, type TestProject, testProject } from "../helpers/project";
+import type { ClusterPlan } from "../../sim/cluster";
+import { type LooseConfig, type SimStack, simStack } from "../helpers/sim-stack";
 
-// A cluster of its own (network, ports, containers), so the default `reprobench sim` one is never touched.
-const instance: SimInstance = { name: "cluster", slot: 2 };
+let sim: SimStack;
 let plan: ClusterPlan;
-let project: TestProject;
 let stack: Stack;
-let stackFile: string;
-let baseline: Record<string, unknown>;
 const originalDaemonJson: Record<string, string> = {};
 
-// Stack config as parsed YAML: edited freely by the fault cases below.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type LooseConfig = Record<string, any>;
-
-const host = (name: string): HostPlan => plan.hosts.find((h) => h.name === name)!;
-async function ssh(name: string, command: string): Promise<string> {
-  const r = await run(sshArgs(plan, host(name), command), { timeoutMs: 120_000 });
-  if (r.code !== 0) throw new Error(`ssh ${name} '${command}' exited ${r.code}: ${r.stderr || r.stdout}`);
-  return r.stdout;
-}
+const ssh = (name: string, command: string) => sim.ssh(name, command);
+const editConfig = (edit: (c: LooseConfig) => void) => sim.editConfig(edit);
 const daemonJson = (name: string) => ssh(name, "cat /etc/docker/daemon.json 2>/dev/null || echo ABSENT");
-
-/** Rewrites the test stack's config: `edit` gets the reprobench:* values without the prefix. */
-function editConfig(edit: (c: LooseConfig) => void): void {
-  const doc = structuredClone(baseline) as { config: Record<string, unknown> };
-  const flat: LooseConfig = {};
-  for (const [k, v] of Object.entries(doc.config)) flat[k.replace(/^reprobench:/, "")] = v;
-  edit(flat);
-  doc.config = Object.fromEntries(Object.entries(flat).map(([k, v]) => [`reprobench:${k}`, v]));
-  pointAtSimInstance(doc, plan);
-  writeFileSync(stackFile, YAML.stringify(doc));
-}
 
 /** Chat completions through the router; returns the set of "host@rank" tags that answered. */
 async function routedTags(n: number): Promise<Set<string>> {
@@ -59,23 +32,14 @@ async function routedTags(n: number): Promise<Set<string>> {
 }
 
 beforeAll(async () => {
-  plan = (await simUp({ root: repoRoot, instance })).plan;
+  // A cluster of its own (network, ports, containers), so the default `reprobench sim` one is never
+  // touched; the run-level components are exercised by their own suite.
+  sim = await simStack({ name: "cluster", slot: 2 }, { baseline: (c) => (c["reprobench:run"] = { enabled: false }) });
+  ({ plan, stack } = sim);
   for (const h of plan.hosts) originalDaemonJson[h.name] = await daemonJson(h.name);
-  project = await testProject({ ".sim": path.join(repoRoot, ".sim") });
-  stack = await project.stack("local", "Pulumi.local.yaml");
-  stackFile = path.join(project.dir, "Pulumi.local.yaml");
-  baseline = YAML.parse(readFileSync(stackFile, "utf8"));
-  // The run-level components are exercised by their own suite.
-  (baseline as { config: Record<string, unknown> }).config["reprobench:run"] = { enabled: false };
-  editConfig(() => undefined);
 });
 
-afterAll(async () => {
-  // Whatever happened, leave no cluster resources behind (destroy is also asserted below).
-  await stack?.destroy({ onOutput: () => undefined }).catch(() => undefined);
-  project?.cleanup();
-  await simDown({ root: repoRoot, instance, discardResults: true });
-});
+afterAll(() => sim?.cleanup());
 
 describe("cluster on the simulated hosts (real engine)", () => {
   it("up converges; preview and up --refresh then see no changes", async () => {

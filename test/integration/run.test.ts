@@ -2,44 +2,20 @@
 // Harbor 0.21 (installed offline from the wheelhouse): Terminus-2 through the real router to the SGLang
 // doubles on both hosts, the oracle agent, a second `up` that starts nothing, a 3×→6× preview that touches
 // only the run, and a destroy while a job runs (SIGTERM, every trial keeps its result.json, nothing left).
-import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
-import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
+import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import YAML from "yaml";
-import { type ClusterPlan, type HostPlan, type SimInstance, simDown, simUp, sshArgs } from "../../sim/cluster";
-import { run } from "../../sim/exec";
-import { pointAtSimInstance, repoRoot, type TestProject, testProject } from "../helpers/project";
+import type { ClusterPlan } from "../../sim/cluster";
+import { repoRoot } from "../helpers/project";
+import { type LooseConfig, type SimStack, simStack } from "../helpers/sim-stack";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type LooseConfig = Record<string, any>;
-
-const WHEELS_ON_HOST = "/var/cache/reprobench/wheels";
-// A sim instance of its own (fresh hosts, removed afterwards): never the default one a user's local stack uses.
-const instance: SimInstance = { name: "run", slot: 4 };
+let sim: SimStack;
 let plan: ClusterPlan;
-let project: TestProject;
 let stack: Stack;
-let stackFile: string;
-let baseline: LooseConfig;
 
-const host = (name: string): HostPlan => plan.hosts.find((h) => h.name === name)!;
-async function ssh(name: string, command: string, input?: Buffer): Promise<string> {
-  const r = await run(sshArgs(plan, host(name), command), { timeoutMs: 600_000, input });
-  if (r.code !== 0) throw new Error(`ssh ${name} '${command.slice(0, 120)}' exited ${r.code}: ${r.stderr || r.stdout}`);
-  return r.stdout;
-}
-
-function editConfig(edit: (c: LooseConfig) => void): void {
-  const doc = structuredClone(baseline) as { config: Record<string, unknown> };
-  const flat: LooseConfig = {};
-  for (const [k, v] of Object.entries(doc.config)) flat[k.replace(/^reprobench:/, "")] = v;
-  edit(flat);
-  doc.config = Object.fromEntries(Object.entries(flat).map(([k, v]) => [`reprobench:${k}`, v]));
-  pointAtSimInstance(doc, plan);
-  writeFileSync(stackFile, YAML.stringify(doc));
-}
+const host = (name: string) => plan.hosts.find((h) => h.name === name)!;
+const ssh = (name: string, command: string) => sim.ssh(name, command);
+const editConfig = (edit: (c: LooseConfig) => void) => sim.editConfig(edit);
 
 /** Per-task reward and exception of a job, read from the trial result.json files on the runner. */
 async function trialOutcomes(jobDir: string): Promise<Record<string, { reward: number | null; exception: string | null }>> {
@@ -64,31 +40,21 @@ async function doubleRequests(): Promise<Record<string, number>> {
 }
 
 beforeAll(async () => {
-  plan = (await simUp({ root: repoRoot, instance })).plan;
-  // The sim hosts cannot reach PyPI: Harbor comes from the wheelhouse (sim/wheelhouse.sh), copied in unless mounted.
-  execFileSync("bash", [path.join(repoRoot, "sim/wheelhouse.sh")], { stdio: "inherit" });
-  const present = await ssh("worker-b", `test -f ${WHEELS_ON_HOST}/harbor-0.21.0-py3-none-any.whl && echo yes || echo no`);
-  if (present.trim() !== "yes") {
-    const tar = execFileSync("tar", ["-C", path.join(process.env.HOME ?? "/root", ".cache/reprobench/wheelhouse"), "-cf", "-", "."], { maxBuffer: 1 << 30 });
-    await ssh("worker-b", `mkdir -p ${WHEELS_ON_HOST} && tar -C ${WHEELS_ON_HOST} -xf -`, tar);
-  }
-  project = await testProject({ [plan.stateDir]: path.join(repoRoot, plan.stateDir), "sim/dataset": path.join(repoRoot, "sim/dataset") });
-  stack = await project.stack("local", "Pulumi.local.yaml");
-  stackFile = path.join(project.dir, "Pulumi.local.yaml");
-  baseline = YAML.parse(readFileSync(stackFile, "utf8"));
-  const harbor = (baseline.config["reprobench:harbor"] ??= {});
-  harbor.pipFindLinks = WHEELS_ON_HOST;
-  // cache_aware (the seed's policy) keeps 3 short sim tasks, which share their long prompt prefix, on one
-  // rank; round_robin makes "both hosts served the job" deterministic.
-  baseline.config["reprobench:router"] = { ...(baseline.config["reprobench:router"] ?? {}), policy: "round_robin" };
-  editConfig(() => undefined);
+  // A sim instance of its own (fresh hosts, removed afterwards): never the default one a user's local
+  // stack uses. `sim up` puts the wheelhouse on the runner; Pulumi.local.yaml installs Harbor from it.
+  sim = await simStack(
+    { name: "run", slot: 4 },
+    {
+      extraFiles: { "sim/dataset": path.join(repoRoot, "sim/dataset") },
+      // cache_aware (the seed's policy) keeps 3 short sim tasks, which share their long prompt prefix, on
+      // one rank; round_robin makes "both hosts served the job" deterministic.
+      baseline: (c) => (c["reprobench:router"] = { ...(c["reprobench:router"] ?? {}), policy: "round_robin" }),
+    },
+  );
+  ({ plan, stack } = sim);
 });
 
-afterAll(async () => {
-  await stack?.destroy({ onOutput: () => undefined }).catch(() => undefined);
-  project?.cleanup();
-  await simDown({ root: repoRoot, instance, discardResults: true });
-});
+afterAll(() => sim?.cleanup());
 
 describe("benchmark run on the simulated cluster (real engine, real Harbor)", () => {
   let jobDir = "";

@@ -1,0 +1,71 @@
+// One local stack on a sim instance of its own, for integration tests: the instance is started, the
+// project copied with that instance's keys, and the stack file pointed at its hosts. Tests edit the
+// config through `editConfig` (values without the "reprobench:" prefix) and reach hosts with `ssh`.
+import { readFileSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import type { Stack } from "@pulumi/pulumi/automation";
+import YAML from "yaml";
+import { type ClusterPlan, type SimInstance, simDown, simUp, sshArgs } from "../../sim/cluster";
+import { run } from "../../sim/exec";
+import { pointAtSimInstance, repoRoot, type TestProject, testProject } from "./project";
+
+// Stack config as parsed YAML, edited freely by tests.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type LooseConfig = Record<string, any>;
+
+export interface SimStack {
+  plan: ClusterPlan;
+  project: TestProject;
+  stack: Stack;
+  /** Runs a command on a host over SSH (pinned key); rejects with its stderr on a non-zero exit. */
+  ssh(host: string, command: string, input?: Buffer): Promise<string>;
+  /** Rewrites the stack file from the baseline; `edit` gets the config without the prefix. */
+  editConfig(edit: (c: LooseConfig) => void): void;
+  /** Destroys the stack, removes the project copy and the sim instance. */
+  cleanup(): Promise<void>;
+}
+
+export async function simStack(
+  instance: SimInstance,
+  options: { extraFiles?: Record<string, string>; baseline?: (config: LooseConfig) => void } = {},
+): Promise<SimStack> {
+  const { plan } = await simUp({ root: repoRoot, instance });
+  const project = await testProject({ [plan.stateDir]: path.join(repoRoot, plan.stateDir), ...options.extraFiles });
+  const stack = await project.stack("local", "Pulumi.local.yaml");
+  const stackFile = path.join(project.dir, "Pulumi.local.yaml");
+  const baseline = YAML.parse(readFileSync(stackFile, "utf8")) as { config: LooseConfig };
+  options.baseline?.(baseline.config);
+
+  const editConfig = (edit: (c: LooseConfig) => void) => {
+    const doc = structuredClone(baseline);
+    const flat: LooseConfig = {};
+    for (const [k, v] of Object.entries(doc.config)) flat[k.replace(/^reprobench:/, "")] = v;
+    edit(flat);
+    doc.config = Object.fromEntries(Object.entries(flat).map(([k, v]) => [`reprobench:${k}`, v]));
+    pointAtSimInstance(doc, plan);
+    writeFileSync(stackFile, YAML.stringify(doc));
+  };
+  editConfig(() => undefined);
+
+  const ssh = async (name: string, command: string, input?: Buffer) => {
+    const host = plan.hosts.find((h) => h.name === name);
+    if (!host) throw new Error(`sim instance ${instance.name} has no host ${name}`);
+    const r = await run(sshArgs(plan, host, command), { timeoutMs: 600_000, input });
+    if (r.code !== 0) throw new Error(`ssh ${name} '${command.slice(0, 120)}' exited ${r.code}: ${r.stderr || r.stdout}`);
+    return r.stdout;
+  };
+
+  return {
+    plan,
+    project,
+    stack,
+    ssh,
+    editConfig,
+    async cleanup() {
+      // Whatever happened, leave no resources behind (destroy is asserted by the tests themselves).
+      await stack.destroy({ onOutput: () => undefined }).catch(() => undefined);
+      project.cleanup();
+      await simDown({ root: repoRoot, instance, discardResults: true });
+    },
+  };
+}
