@@ -732,8 +732,9 @@ class DoubleHTTPServer(http.server.ThreadingHTTPServer):
         sys.stderr.write(f"[sglang-double] dropped a connection from {client_address}: {name}\n")
 
 
-def make_server(state: DoubleState, host: str, port: int) -> DoubleHTTPServer:
-    handler = type("BoundDoubleHandler", (DoubleHandler,), {"state": state})
+def make_server(state: DoubleState, host: str, port: int, handler_class: type = DoubleHandler) -> DoubleHTTPServer:
+    """Bind the server; handler_class is DoubleHandler (SGLang) or a subclass (vllm_server.VllmHandler)."""
+    handler = type("BoundDoubleHandler", (handler_class,), {"state": state})
     server_class = DoubleHTTPServer
     if ":" in host:
         server_class = type("DoubleHTTPServer6", (DoubleHTTPServer,), {"address_family": socket.AF_INET6})
