@@ -265,8 +265,11 @@ describe("vLLM-mode double: HTTP contract", () => {
 });
 
 describe("real sglang-router 0.3.2 in front of two vLLM-mode doubles (no --dp-aware)", () => {
+  const key = "sk-router-vllm-test-key";
+  const auth = { Authorization: `Bearer ${key}` };
   let pythonPath: string;
   const doubles: VllmDouble[] = [];
+  const keyed: VllmDouble[] = [];
   const routers: ManagedProcess[] = [];
 
   beforeAll(async () => {
@@ -274,10 +277,12 @@ describe("real sglang-router 0.3.2 in front of two vLLM-mode doubles (no --dp-aw
     // dp 2 on worker-a: vLLM's internal DP must not change what the router sees (one worker per URL).
     doubles.push(await spawnVllmDouble("worker-a", ["--served-model-name", servedName, "--data-parallel-size", "2"], 1.5));
     doubles.push(await spawnVllmDouble("worker-b", ["--served-model-name", servedName], 1.5));
+    // A second pair that demands an API key, as the stack runs vLLM (`--api-key KEY`).
+    for (const tag of ["keyed-a", "keyed-b"]) keyed.push(await spawnVllmDouble(tag, ["--served-model-name", servedName, "--api-key", key], 1.5));
   }, 700_000);
 
   afterAll(async () => {
-    await stopAll([...routers, ...doubles.map((d) => d.process)]);
+    await stopAll([...routers, ...doubles.map((d) => d.process), ...keyed.map((d) => d.process)]);
   });
 
   async function waitReadiness(routerUrl: string, router: ManagedProcess, headers: Record<string, string> = {}): Promise<unknown> {
@@ -366,17 +371,29 @@ describe("real sglang-router 0.3.2 in front of two vLLM-mode doubles (no --dp-aw
     await router.process.stop();
   });
 
+  it("the same plain launch with --api-key on router and workers: the key reaches the workers, clients need it", async () => {
+    const router = await startRouter(pythonPath, ["--worker-urls", ...keyed.map((d) => d.url), "--policy", "round_robin", "--api-key", key]);
+    routers.push(router.process);
+    expect(await waitReadiness(router.url, router.process, auth)).toMatchObject({ healthy_workers: 2, total_workers: 2 });
+    expect((await fetch(`${router.url}/workers`)).status).toBe(401);
+    const { workers } = await routerWorkers(router.url, auth);
+    expect(workers.map((w) => w.url).sort()).toEqual(keyed.map((d) => d.url).sort());
+    expect((await chat(router.url, { model: servedName, messages: [{ role: "user", content: "hi" }] })).status).toBe(401);
+    const replies = await sendBatch(router.url, 4, auth);
+    expect(replies.map((r) => r.status)).toEqual(Array(4).fill(200));
+    const counts = await Promise.all(keyed.map(async (d) => stats(d)));
+    expect(counts.map((c) => c.requests_total)).toEqual([2, 2]);
+    // The router sent its key with every request a worker checks (/v1/*): none was refused.
+    expect(counts.map((c) => c.unauthorized)).toEqual([0, 0]);
+    expect(router.process.logs).not.toContain(key);
+    await router.process.stop();
+  });
+
   it("`--backend openai` (external endpoints) is no balancer: one endpoint takes everything, x-double-* headers are lost", async () => {
-    const key = "sk-openai-backend-test";
     // In openai mode the router discovers models only with a key (else it runs in wildcard mode),
-    // so these two doubles demand one.
-    const keyed = [
-      await spawnVllmDouble("openai-a", ["--served-model-name", servedName, "--api-key", key], 0.2),
-      await spawnVllmDouble("openai-b", ["--served-model-name", servedName, "--api-key", key], 0.2),
-    ];
-    doubles.push(...keyed);
+    // so it runs with the keyed pair.
     await Promise.all(keyed.map((d) => waitHealthy(d)));
-    const auth = { Authorization: `Bearer ${key}` };
+    for (const double of keyed) await fetch(`${double.url}/_double/reset`, { method: "POST" });
     const router = await startRouter(pythonPath, ["--backend", "openai", "--api-key", key, "--worker-urls", ...keyed.map((d) => d.url), "--policy", "round_robin"]);
     routers.push(router.process);
     await waitReadiness(router.url, router.process, auth);
@@ -391,7 +408,7 @@ describe("real sglang-router 0.3.2 in front of two vLLM-mode doubles (no --dp-aw
   });
 
   it("`--dp-aware` never makes a vLLM worker routable: DP discovery finds no /server_info and the worker is dropped", async () => {
-    const router = await startRouter(pythonPath, ["--worker-urls", ...doubles.slice(0, 2).map((d) => d.url), "--dp-aware", "--policy", "round_robin"]);
+    const router = await startRouter(pythonPath, ["--worker-urls", ...doubles.map((d) => d.url), "--dp-aware", "--policy", "round_robin"]);
     routers.push(router.process);
     // discover_dp_info: 3 tries, 1 s apart, then the registration workflow fails for good.
     await waitFor(
