@@ -336,8 +336,21 @@ describe("real sglang-router 0.3.2 in front of two vLLM-mode doubles (no --dp-aw
     const tags = replies.map((r) => r.headers.get("x-double-worker"));
     expect(tags.filter((t) => t === "worker-a")).toHaveLength(4);
     expect(tags.filter((t) => t === "worker-b")).toHaveLength(4);
-    const totals = await Promise.all(doubles.map(async (d) => (await stats(d)).requests_total));
-    expect(totals).toEqual([4, 4]);
+    const perDouble = await Promise.all(doubles.map(async (d) => stats(d)));
+    expect(perDouble.map((s) => s.requests_total)).toEqual([4, 4]);
+    // Behind the router, worker-a's own DP (--data-parallel-size 2) still spreads over both ranks.
+    expect(perDouble[0].ranks.map((r) => r.requests)).toEqual([2, 2]);
+
+    // Streams pass through the router unchanged.
+    const stream = await fetch(`${router.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ model: servedName, stream: true, messages: [{ role: "user", content: "Reply with exactly READY." }] }),
+    });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get("content-type")).toContain("text/event-stream");
+    const frames = (await stream.text()).split("\n\n").filter(Boolean);
+    expect(frames.at(-1)).toBe("data: [DONE]");
 
     // The router fills a missing `model` with "unknown", which vLLM rejects: clients must name the model.
     const noModel = await chat(router.url, { messages: [{ role: "user", content: "Reply with exactly READY." }] });
