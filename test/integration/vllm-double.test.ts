@@ -128,6 +128,10 @@ describe("vLLM-mode double: the `vllm` CLI", () => {
     for (const flag of ["--max-num-seqs", "--max-model-len", "--data-parallel-size", "--gpu-memory-utilization", "--enable-auto-tool-choice"]) {
       expect(help.stdout).toContain(flag);
     }
+    // The older entry point takes the same flags.
+    const legacy = runDoubleCli(["-m", "vllm.entrypoints.openai.api_server", "--model", tinyModelDir, "--bogus-flag"]);
+    expect(legacy.status).toBe(2);
+    expect(legacy.stderr).toContain("api_server.py: error: unrecognized arguments: --bogus-flag");
   });
 
   it.each([
