@@ -15,7 +15,9 @@ happens to be installed). Shape:
          "turns": [{"json": {...}}, {"json": {...}}]},   # turn N = N-th assistant message to write
         {"name": "flaky", "match": {...}, "times": 2,    # only the first 2 matches, then fall through
          "fail": {"status": 500, "message": "injected"}},
-        {"name": "slow", "match": {...}, "delay_seconds": 3, "reply": {...}}
+        {"name": "slow", "match": {...}, "delay_seconds": 3, "reply": {...}},
+        {"name": "tool", "match": {"first_user_contains": ["SUBMIT", "hello.txt"]},   # list: all must occur
+         "turns": [{"content": "why", "tool_calls": [{"function": {"name": "bash", "arguments": {"command": "ls"}}}]}]}
       ]
     }
 
@@ -37,16 +39,20 @@ class ScenarioError(ValueError):
     """A scenario file that cannot be used; the message names the file and the bad key."""
 
 
+# The *_contains keys take one string or a list of strings that must all occur (one message, AND).
+CONTAINS_KEYS = ("last_user_contains", "first_user_contains", "any_user_contains")
 MATCH_KEYS = {
-    "last_user_contains": str,
-    "first_user_contains": str,
-    "any_user_contains": str,
+    "last_user_contains": (str, list),
+    "first_user_contains": (str, list),
+    "any_user_contains": (str, list),
     "last_user_regex": str,
     "model": str,
     "dp_rank": int,
     "host": str,
 }
-REPLY_KEYS = {"content", "json", "reasoning_content", "finish_reason"}
+REPLY_KEYS = {"content", "json", "reasoning_content", "finish_reason", "tool_calls"}
+TOOL_CALL_KEYS = {"id", "type", "function"}
+TOOL_FUNCTION_KEYS = {"name", "arguments"}
 FAIL_KEYS = {"status", "message", "hang_seconds", "disconnect"}
 RULE_KEYS = {"name", "match", "reply", "turns", "fail", "delay_seconds", "times", "comment"}
 TOP_KEYS = {"name", "description", "default", "rules", "comment"}
@@ -58,6 +64,9 @@ class Reply:
     content: str
     reasoning_content: Optional[str] = None
     finish_reason: str = "stop"
+    # OpenAI-shaped calls as SGLang's tool-call parser returns them: {id?, type, function: {name,
+    # arguments (JSON text)}}. A missing id is filled per response (`call_<hex>`) by the server.
+    tool_calls: Optional[List[Dict[str, Any]]] = None
 
 
 @dataclass
@@ -131,15 +140,21 @@ class Scenario:
                 rule.hits = 0
 
 
+def _contains(needles: Any, text: str) -> bool:
+    if isinstance(needles, str):
+        return needles in text
+    return all(needle in text for needle in needles)
+
+
 def _matches(rule: Rule, conv: Conversation) -> bool:
     m = rule.match
     last_user = conv.user_messages[-1] if conv.user_messages else ""
     first_user = conv.user_messages[0] if conv.user_messages else ""
-    if "last_user_contains" in m and m["last_user_contains"] not in last_user:
+    if "last_user_contains" in m and not _contains(m["last_user_contains"], last_user):
         return False
-    if "first_user_contains" in m and m["first_user_contains"] not in first_user:
+    if "first_user_contains" in m and not _contains(m["first_user_contains"], first_user):
         return False
-    if "any_user_contains" in m and not any(m["any_user_contains"] in text for text in conv.user_messages):
+    if "any_user_contains" in m and not any(_contains(m["any_user_contains"], text) for text in conv.user_messages):
         return False
     if rule.regex is not None and not rule.regex.search(last_user):
         return False
@@ -167,11 +182,52 @@ def _number(value: Any, where: str, source: str, minimum: float = 0.0) -> float:
     return float(value)
 
 
+def _parse_tool_calls(obj: Any, where: str, source: str) -> List[Dict[str, Any]]:
+    if not isinstance(obj, list) or not obj:
+        raise ScenarioError(f"{source}: {where} must be a non-empty list of tool calls")
+    calls: List[Dict[str, Any]] = []
+    for i, raw in enumerate(obj):
+        at = f"{where}[{i}]"
+        call = _check_keys(raw, TOOL_CALL_KEYS, at, source)
+        if call.get("type", "function") != "function":
+            raise ScenarioError(f"{source}: {at}.type must be 'function', got {call.get('type')!r}")
+        if "id" in call and (not isinstance(call["id"], str) or not call["id"]):
+            raise ScenarioError(f"{source}: {at}.id must be a non-empty string (or left out: the server makes one)")
+        if "function" not in call:
+            raise ScenarioError(f"{source}: {at}.function is required ({{name, arguments}})")
+        function = _check_keys(call["function"], TOOL_FUNCTION_KEYS, f"{at}.function", source)
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise ScenarioError(f"{source}: {at}.function.name must be a non-empty string")
+        arguments = function.get("arguments", {})
+        if isinstance(arguments, str):
+            # On the wire `arguments` is JSON text; a scenario may give that text, but it must parse.
+            try:
+                json.loads(arguments)
+            except json.JSONDecodeError as err:
+                raise ScenarioError(f"{source}: {at}.function.arguments is a string but not JSON text: {err.msg}") from err
+        elif isinstance(arguments, dict):
+            arguments = json.dumps(arguments)
+        else:
+            raise ScenarioError(f"{source}: {at}.function.arguments must be an object or a JSON string, got {type(arguments).__name__}")
+        entry: Dict[str, Any] = {"type": "function", "function": {"name": name, "arguments": arguments}}
+        if "id" in call:
+            entry["id"] = call["id"]
+        calls.append(entry)
+    return calls
+
+
 def _parse_reply(obj: Any, where: str, source: str) -> Reply:
     obj = _check_keys(obj, REPLY_KEYS, where, source)
-    if ("content" in obj) == ("json" in obj):
-        raise ScenarioError(f"{source}: {where} needs exactly one of 'content' (text) or 'json' (object sent as JSON text)")
-    if "content" in obj:
+    tool_calls = _parse_tool_calls(obj["tool_calls"], f"{where}.tool_calls", source) if "tool_calls" in obj else None
+    if "content" in obj and "json" in obj or (tool_calls is None and "content" not in obj and "json" not in obj):
+        raise ScenarioError(
+            f"{source}: {where} needs exactly one of 'content' (text) or 'json' (object sent as JSON text)"
+            " (both may be left out when it has tool_calls)"
+        )
+    if "content" not in obj and "json" not in obj:
+        content = ""
+    elif "content" in obj:
         if not isinstance(obj["content"], str):
             raise ScenarioError(f"{source}: {where}.content must be a string, got {type(obj['content']).__name__}")
         content = obj["content"]
@@ -181,10 +237,11 @@ def _parse_reply(obj: Any, where: str, source: str) -> Reply:
     reasoning = obj.get("reasoning_content")
     if reasoning is not None and not isinstance(reasoning, str):
         raise ScenarioError(f"{source}: {where}.reasoning_content must be a string or null")
-    finish = obj.get("finish_reason", "stop")
+    # SGLang reports finish_reason "tool_calls" when its parser found calls in a completed generation.
+    finish = obj.get("finish_reason", "tool_calls" if tool_calls else "stop")
     if finish not in FINISH_REASONS:
         raise ScenarioError(f"{source}: {where}.finish_reason must be one of {sorted(FINISH_REASONS)}, got {finish!r}")
-    return Reply(content=content, reasoning_content=reasoning, finish_reason=finish)
+    return Reply(content=content, reasoning_content=reasoning, finish_reason=finish, tool_calls=tool_calls)
 
 
 def _parse_fail(obj: Any, where: str, source: str) -> Fail:
@@ -213,7 +270,11 @@ def _parse_rule(obj: Any, index: int, source: str, seen: set) -> Rule:
     seen.add(name)
     match = _check_keys(obj.get("match", {}), set(MATCH_KEYS), f"{where}.match", source)
     for key, kind in MATCH_KEYS.items():
-        if key in match and (isinstance(match[key], bool) or not isinstance(match[key], kind)):
+        if key in CONTAINS_KEYS and key in match:
+            value = match[key]
+            if not (isinstance(value, str) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value))):
+                raise ScenarioError(f"{source}: {where}.match.{key} must be a string or a non-empty list of strings, got {value!r}")
+        elif key in match and (isinstance(match[key], bool) or not isinstance(match[key], kind)):
             raise ScenarioError(f"{source}: {where}.match.{key} must be a {kind.__name__}, got {match[key]!r}")
     regex = None
     if "last_user_regex" in match:

@@ -582,12 +582,22 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
                 assistant_count += 1
         rank, by_router, outcome, rank_state = self._run_scenario(body, user_messages, assistant_count)
         try:
-            reply = self._render(outcome.reply or self.state.scenario.default, rank)
+            scripted = outcome.reply or self.state.scenario.default
+            reply = self._render(scripted, rank)
             content, reasoning, finish, content_tokens, reasoning_tokens = self._limit(reply, body)
             separate = body.get("separate_reasoning", True) is not False
             if reasoning is not None and not separate:
                 content = f"<think>{reasoning}</think>{content}"
                 reasoning = None
+            # Tool calls as SGLang's tool-call parser returns them (a fresh id per call when the scenario
+            # names none); the text around them stays in `content`, which is null when there is none.
+            tool_calls = None
+            if scripted.tool_calls:
+                if body.get("stream") is True:
+                    raise _openai_error(400, f"the double does not stream tool calls (scenario rule {outcome.rule!r}); send stream=false")
+                tool_calls = [{"id": call.get("id") or f"call_{uuid.uuid4().hex[:24]}", "index": i, "type": "function",
+                               "function": dict(call["function"])} for i, call in enumerate(scripted.tool_calls)]
+                content_tokens += sum(_approx_tokens(call["function"]["arguments"]) for call in tool_calls)
             completion_tokens = content_tokens + reasoning_tokens
             with self.state.lock:
                 rank_state.tokens_out += completion_tokens
@@ -614,7 +624,8 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
                 "system_fingerprint": fingerprint,
                 "choices": [{
                     "index": 0,
-                    "message": {"role": "assistant", "content": content, "reasoning_content": reasoning, "tool_calls": None},
+                    "message": {"role": "assistant", "content": content if content or not tool_calls else None,
+                                "reasoning_content": reasoning, "tool_calls": tool_calls},
                     "logprobs": None,
                     "finish_reason": finish,
                     "matched_stop": 151645 if finish == "stop" else None,
