@@ -77,7 +77,8 @@ export function preflightScriptEnv(config: ReprobenchConfig, apiBase: string, pa
     RESOLVED_CONFIG: paths.resolvedConfig,
     PRINTED_CHECKS: JSON.stringify(checks.printed),
     RENDERED_CHECKS: JSON.stringify(checks.rendered),
-    TOOLS_DIR: config.toolBundle.enabled ? config.toolBundle.hostDir : "",
+    TOOLS_DIR: config.toolBundle.enabled && config.run.environment === "docker" ? config.toolBundle.hostDir : "",
+    USE_OVERRIDE: config.run.environment === "docker" ? "1" : "0",
   };
 }
 
@@ -100,6 +101,8 @@ export function launchScriptEnv(config: ReprobenchConfig, jobName: string, paths
     WAIT: config.run.waitForCompletion ? "1" : "0",
     WAIT_TIMEOUT_SECS: String(config.run.waitTimeoutMinutes * 60),
     STOP_SCRIPT: hostScript("harbor-stop"),
+    // The compose override is Docker's; a sandbox environment has no compose file to extend.
+    USE_OVERRIDE: config.run.environment === "docker" ? "1" : "0",
   };
 }
 
@@ -111,7 +114,8 @@ export function stopScriptEnv(config: ReprobenchConfig, paths: RunPaths): Record
 /** The argv the unit runs (shown in previews). */
 export function harborArgv(config: ReprobenchConfig, jobName: string, paths: RunPaths): string[] {
   return [
-    `${config.harbor.venv}/bin/harbor`, "run", "--config", paths.jobConfig, "--extra-docker-compose", paths.composeOverride,
+    `${config.harbor.venv}/bin/harbor`, "run", "--config", paths.jobConfig,
+    ...(config.run.environment === "docker" ? ["--extra-docker-compose", paths.composeOverride] : []),
     "--job-name", jobName, "--jobs-dir", config.harbor.jobsDir, "--yes",
   ];
 }
@@ -137,6 +141,8 @@ export interface BenchmarkRunArgs {
   readonly apiBase: string;
   /** The router's API key; reaches harbor as OPENAI_API_KEY. Secret. */
   readonly apiKey: pulumi.Input<string>;
+  /** reprobench:hfToken for hf-sandbox runs; reaches harbor as HF_TOKEN. Secret. */
+  readonly hfToken?: pulumi.Input<string>;
   /** HarborRunner outputs. */
   readonly install: pulumi.Input<HarborInstallReport>;
   readonly dataset: pulumi.Input<Record<string, unknown>>;
@@ -226,7 +232,7 @@ export class BenchmarkRun extends pulumi.ComponentResource {
         create: pulumi.all([job.name, paths]).apply(([n, p]) => scriptWithEnv("harbor-launch", launchScriptEnv(config, n, p))),
         // The key and the manifest ride in the (secret) environment; the manifest holds no secret but
         // depends on other resources' outputs, and keeping it out of `create` keeps previews readable.
-        environment: { API_KEY: args.apiKey, MANIFEST_JSON: manifest },
+        environment: { API_KEY: args.apiKey, MANIFEST_JSON: manifest, ...(args.hfToken !== undefined ? { HF_TOKEN: args.hfToken } : {}) },
         check: pulumi.all([job.name, paths]).apply(([n, p]) => scriptWithEnv("harbor-run-check", { UNIT: p.unit, JOB_NAME: n, JOB_DIR: p.jobDir })),
         delete: paths.apply((p) => scriptWithEnv("harbor-stop", stopScriptEnv(config, p))),
         summary: pulumi.all([job.name, paths]).apply(([n, p]) => harborArgv(config, n, p)),

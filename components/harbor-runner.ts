@@ -19,6 +19,7 @@ export function installScriptEnv(h: HarborConfig): Record<string, string> {
     VENV: h.venv,
     PYTHON_VERSION: h.pythonVersion,
     FIND_LINKS: h.pipFindLinks ?? "",
+    EXTRAS: h.extras.join(","),
     WORK_DIR: h.workDir,
     JOBS_DIR: h.jobsDir,
   };
@@ -141,7 +142,7 @@ export class HarborRunner extends pulumi.ComponentResource {
         check: scriptWithEnv("harbor-install-check", { VENV: h.venv, WORK_DIR: h.workDir, HARBOR_VERSION: h.version }),
         // The venv is ours; the jobs dir and logs are never removed.
         delete: `case ${JSON.stringify(h.venv)} in /?*/*) rm -rf ${JSON.stringify(h.venv)} ;; esac`,
-        summary: ["harbor", h.version, h.pipFindLinks === null ? "uv+pypi" : `--find-links ${h.pipFindLinks}`, h.venv],
+        summary: [h.extras.length > 0 ? `harbor[${h.extras.join(",")}]` : "harbor", h.version, h.pipFindLinks === null ? "uv+pypi" : `--find-links ${h.pipFindLinks}`, h.venv],
         timeoutSeconds: 1800,
       },
       { parent: this },

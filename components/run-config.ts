@@ -5,6 +5,7 @@
 import * as path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { Document, isPair, isScalar, visit } from "yaml";
+import { agentPlacement, containerApiBase, usesModelBridge } from "../infra/config-derive";
 import type { ReprobenchConfig } from "../infra/config-schema";
 import { SECRET_PLACEHOLDER } from "../infra/config-schema";
 
@@ -71,9 +72,6 @@ export function jobName(prefix: string, at: Date): string {
 // ---------------------------------------------------------------------------------------------------------
 // Harbor job config
 
-/** Agents that drive no model: no model_name, no LLM kwargs. */
-const MODEL_FREE_AGENTS = new Set(["oracle", "nop"]);
-
 /** True when task containers get the proxy env (mirrors infra/index.ts: the bridge exists). */
 export function proxyActive(config: ReprobenchConfig): boolean {
   return config.proxy.enabled && config.proxyUpstream !== undefined;
@@ -91,17 +89,17 @@ export function jobConfigObject(config: ReprobenchConfig, apiBase: string): Reco
   if (run.verifierTimeoutMultiplier !== null) job.verifier_timeout_multiplier = run.verifierTimeoutMultiplier;
   if (run.environmentBuildTimeoutMultiplier !== null) job.environment_build_timeout_multiplier = run.environmentBuildTimeoutMultiplier;
   if (run.maxRetries !== 0) job.retry = { max_retries: run.maxRetries };
-  job.environment = {
-    type: "docker",
-    cpu_enforcement_policy: run.cpuEnforcementPolicy,
-    memory_enforcement_policy: run.memoryEnforcementPolicy,
-  };
+  job.environment = environmentObject(config);
+  const placement = agentPlacement(run.agent);
   const agent: Record<string, unknown> = { name: run.agent };
-  if (!MODEL_FREE_AGENTS.has(run.agent)) {
+  if (placement !== "none") {
     agent.model_name = run.modelName;
   }
   if (run.nConcurrentAgents !== null) agent.n_concurrent = run.nConcurrentAgents;
-  if (!MODEL_FREE_AGENTS.has(run.agent)) {
+  if (placement === "container") {
+    agent.kwargs = inContainerAgentKwargs(config);
+    agent.env = inContainerAgentEnv(config);
+  } else if (placement === "host") {
     const kwargs: Record<string, unknown> = { api_base: apiBase };
     if (run.sampling.temperature !== null) kwargs.temperature = run.sampling.temperature;
     kwargs.record_terminal_session = run.recordTerminalSession;
@@ -116,6 +114,7 @@ export function jobConfigObject(config: ReprobenchConfig, apiBase: string): Reco
       input_cost_per_token: run.modelInfo.inputCostPerToken,
       output_cost_per_token: run.modelInfo.outputCostPerToken,
     };
+    if (run.reasoningEffort !== null) kwargs.reasoning_effort = run.reasoningEffort;
     Object.assign(kwargs, run.extraAgentKwargs);
     agent.kwargs = kwargs;
   } else if (Object.keys(run.extraAgentKwargs).length > 0) {
@@ -128,6 +127,56 @@ export function jobConfigObject(config: ReprobenchConfig, apiBase: string): Reco
   if (run.taskFilter.nTasks !== null) dataset.n_tasks = run.taskFilter.nTasks;
   job.datasets = [dataset];
   return job;
+}
+
+/**
+ * The job's environment: Docker on the runner (seed 000) or one HF Jobs sandbox per task (seeds 002/003:
+ * `--env hf-sandbox --ek flavor=cpu-upgrade --ek job_timeout=2h`). run.taskEnv reaches every command in the
+ * task container (Harbor's environment.env), run.taskMounts are Compose bind mounts (environment.mounts).
+ */
+export function environmentObject(config: ReprobenchConfig): Record<string, unknown> {
+  const run = config.run;
+  const env: Record<string, unknown> = { type: run.environment };
+  if (run.environment === "docker") {
+    env.cpu_enforcement_policy = run.cpuEnforcementPolicy;
+    env.memory_enforcement_policy = run.memoryEnforcementPolicy;
+  }
+  if (run.taskMounts.length > 0) {
+    env.mounts = run.taskMounts.map((m) => ({ type: "bind", source: m.source, target: m.target, read_only: m.readOnly }));
+  }
+  if (Object.keys(run.taskEnv).length > 0) env.env = { ...run.taskEnv };
+  if (run.environment === "hf-sandbox") {
+    const kwargs: Record<string, unknown> = { flavor: run.hfSandbox.flavor };
+    if (run.hfSandbox.jobTimeout !== null) kwargs.job_timeout = run.hfSandbox.jobTimeout;
+    if (run.hfSandbox.forwardHfToken) kwargs.forward_hf_token = true;
+    env.kwargs = kwargs;
+  }
+  return env;
+}
+
+/**
+ * Where an in-container agent (mini-swe-agent) gets the model: the agent env, which Harbor forwards into
+ * every agent command in the task container — the job-config form of seed 002 Run 3's `--ae OPENAI_API_KEY=…
+ * --ae OPENAI_BASE_URL=…`. The key is the template ${OPENAI_API_KEY}, resolved by Harbor from its own
+ * environment (the root-only EnvironmentFile), so it is in no rendered file and in no config.json.
+ */
+export function inContainerAgentEnv(config: ReprobenchConfig): Record<string, string> {
+  return { OPENAI_API_KEY: "${OPENAI_API_KEY}", OPENAI_BASE_URL: containerApiBase(config) };
+}
+
+/** kwargs of an in-container agent: its pinned version and sampling (mini-swe-agent's model.model_kwargs). */
+export function inContainerAgentKwargs(config: ReprobenchConfig): Record<string, unknown> {
+  const run = config.run;
+  const kwargs: Record<string, unknown> = {};
+  if (run.agentVersion !== null) kwargs.version = run.agentVersion;
+  const modelKwargs: Record<string, unknown> = {};
+  if (run.sampling.temperature !== null) modelKwargs.temperature = run.sampling.temperature;
+  if (run.sampling.topP !== null) modelKwargs.top_p = run.sampling.topP;
+  if (run.sampling.topK !== null) modelKwargs.top_k = run.sampling.topK;
+  Object.assign(modelKwargs, run.sampling.extraCallKwargs);
+  if (Object.keys(modelKwargs).length > 0) kwargs.config = { model: { model_kwargs: modelKwargs } };
+  Object.assign(kwargs, run.extraAgentKwargs);
+  return kwargs;
 }
 
 /** Keys whose numbers the seed writes as floats (6.0, 1.0): kept that way so the file reads like the manual. */
@@ -164,7 +213,11 @@ function composeLiteral(value: string, what: string): string {
   return value;
 }
 
-/** The compose override object (seed: tb21-docker-runtime.yaml): host-gateway alias, tool bundle binds, proxy env. */
+/**
+ * The compose override object (seed: tb21-docker-runtime.yaml): host-gateway alias, tool bundle binds, proxy
+ * env. When an in-container agent reaches the model through the bridge on the docker gateway, that host
+ * joins NO_PROXY: otherwise the agent's OpenAI client would send it to the upstream proxy.
+ */
 export function composeOverrideObject(config: ReprobenchConfig): Record<string, unknown> {
   const main: Record<string, unknown> = {
     extra_hosts: [`${config.proxy.containerHost}:host-gateway`],
@@ -177,7 +230,8 @@ export function composeOverrideObject(config: ReprobenchConfig): Record<string, 
   }
   if (proxyActive(config)) {
     const url = `http://${config.proxy.containerHost}:${config.proxy.bridgePort}`;
-    const noProxy = composeLiteral(config.proxy.noProxy.join(","), "proxy.noProxy");
+    const bypass = usesModelBridge(config) && !config.proxy.noProxy.includes(config.proxy.containerHost) ? [config.proxy.containerHost] : [];
+    const noProxy = composeLiteral([...config.proxy.noProxy, ...bypass].join(","), "proxy.noProxy");
     main.environment = {
       HTTP_PROXY: url,
       HTTPS_PROXY: url,
@@ -297,8 +351,8 @@ export interface ManifestInputs {
 
 /** Removes secret-bearing keys from the config (the loaded config already has placeholders; drop them entirely). */
 export function publicConfig(config: ReprobenchConfig): Record<string, unknown> {
-  const { sshPrivateKeys: _keys, proxyUpstream, ...rest } = config;
-  return { ...rest, proxyUpstream: proxyUpstream === undefined ? null : SECRET_PLACEHOLDER };
+  const { sshPrivateKeys: _keys, proxyUpstream, hfToken, ...rest } = config;
+  return { ...rest, proxyUpstream: proxyUpstream === undefined ? null : SECRET_PLACEHOLDER, hfToken: hfToken === undefined ? null : SECRET_PLACEHOLDER };
 }
 
 /** reprobench-manifest.json: what ran, with what, on which cluster state. Contains no secret. */

@@ -12,7 +12,11 @@ import {
   parseCidr,
   parseIpv4,
 } from "./config-schema";
-import { ROUTER_MANAGED_FLAGS, SGLANG_MANAGED_FLAGS, hostsWithRole, workerSettings } from "./config-derive";
+import { LAUNCHERS } from "./config-schema";
+import {
+  IN_CONTAINER_AGENTS, HOST_SIDE_AGENTS, MODEL_FREE_AGENTS, ROUTER_MANAGED_FLAGS, SGLANG_MANAGED_FLAGS, SGLANG_ONLY_SETTINGS,
+  VLLM_MANAGED_FLAGS, agentPlacement, hostsWithRole, settingValue, workerSettings,
+} from "./config-derive";
 
 export const NAMESPACE = "reprobench";
 
@@ -222,6 +226,10 @@ export function plaintextSecretProblems(raw: Record<string, unknown>, isEncrypte
   if (!isEncrypted("proxyUpstream") && typeof upstream === "string" && upstream !== SECRET_PLACEHOLDER && /:\/\/[^/@\s]+@/.test(upstream)) {
     out.push({ key: configKey(["proxyUpstream"]), message: "stored in plaintext with credentials (not shown); expected an encrypted value: pulumi config set --secret reprobench:proxyUpstream URL" });
   }
+  const token = raw.hfToken;
+  if (!isEncrypted("hfToken") && typeof token === "string" && token !== SECRET_PLACEHOLDER && token !== "") {
+    out.push({ key: configKey(["hfToken"]), message: "stored in plaintext (not shown); expected an encrypted value: pulumi config set --secret reprobench:hfToken TOKEN" });
+  }
   return out;
 }
 
@@ -245,6 +253,8 @@ export function crossFieldProblems(config: ReprobenchConfig): ConfigProblem[] {
     ...managedFlagProblems(config),
     ...harborProblems(config),
     ...runProblems(config),
+    ...engineProblems(config),
+    ...profileProblems(config),
   ];
 }
 
@@ -285,12 +295,20 @@ function roleProblems(config: ReprobenchConfig): ConfigProblem[] {
   const out: ConfigProblem[] = [];
   for (const role of ["router", "runner"] as const) {
     const indices = config.hosts.flatMap((h, i) => (h.roles.includes(role) ? [i] : []));
+    if (role === "router" && !config.router.enabled) {
+      for (const i of indices) out.push(problem(["hosts", i, "roles"], `got ${JSON.stringify(config.hosts[i].roles)}; expected no router role: router.enabled is false (Harbor talks to the worker directly)`));
+      continue;
+    }
     if (indices.length === 0) out.push(problem(["hosts"], `no host has the ${role} role; expected exactly one host with role ${role}`));
     for (const i of indices.slice(1)) {
       out.push(problem(["hosts", i, "roles"], `got ${JSON.stringify(config.hosts[i].roles)}; expected exactly one host with role ${role}, and ${config.hosts[indices[0]].name} (hosts[${indices[0]}]) already has it`));
     }
   }
-  if (hostsWithRole(config, "worker").length === 0) out.push(problem(["hosts"], "no host has the worker role; expected at least one worker"));
+  const workerCount = hostsWithRole(config, "worker").length;
+  if (workerCount === 0) out.push(problem(["hosts"], "no host has the worker role; expected at least one worker"));
+  if (!config.router.enabled && workerCount > 1) {
+    out.push(problem(["router", "enabled"], `got false with ${workerCount} workers; expected one worker when the router is off (Harbor talks to a single endpoint), or router.enabled: true`));
+  }
   return out;
 }
 
@@ -358,6 +376,9 @@ export function missingSecretProblems(config: ReprobenchConfig): ConfigProblem[]
   if (config.proxy.enabled && config.proxyUpstream === undefined) {
     out.push(problem(["proxyUpstream"], "missing; expected the upstream proxy URL because proxy.enabled is true: pulumi config set --secret reprobench:proxyUpstream 'http://HOST:PORT' (or set proxy.enabled: false)"));
   }
+  if (config.run.enabled && config.run.environment === "hf-sandbox" && config.hfToken === undefined) {
+    out.push(problem(["hfToken"], "missing; expected a Hugging Face token because run.environment is hf-sandbox (each task runs as an HF Jobs sandbox): pulumi config set --secret reprobench:hfToken TOKEN"));
+  }
   return out;
 }
 
@@ -375,7 +396,7 @@ function portProblems(config: ReprobenchConfig): ConfigProblem[] {
   for (const host of config.hosts) {
     const used: { port: number; path: PathPart[] }[] = [];
     if (host.roles.includes("worker")) used.push({ port: workerSettings(config, host.name).port, path: settingPath(config, host.name, "port") });
-    if (host.roles.includes("router")) {
+    if (host.roles.includes("router") && config.router.enabled) {
       used.push({ port: config.router.port, path: ["router", "port"] }, { port: config.router.prometheusPort, path: ["router", "prometheusPort"] });
     }
     if (host.roles.includes("runner") && config.proxy.enabled) used.push({ port: config.proxy.bridgePort, path: ["proxy", "bridgePort"] });
@@ -390,7 +411,7 @@ function portProblems(config: ReprobenchConfig): ConfigProblem[] {
 function routerReachProblems(config: ReprobenchConfig): ConfigProblem[] {
   const routers = hostsWithRole(config, "router");
   const runners = hostsWithRole(config, "runner");
-  if (routers.length !== 1 || runners.length !== 1) return []; // reported by roleProblems
+  if (!config.router.enabled || routers.length !== 1 || runners.length !== 1) return []; // reported by roleProblems
   const [router, runner] = [routers[0], runners[0]];
   const bind = config.router.host;
   const loopback = bind.startsWith("127.");
@@ -445,8 +466,9 @@ function managedFlagProblems(config: ReprobenchConfig): ConfigProblem[] {
         out.push(problem([...path, i], `got ${JSON.stringify(arg)}; expected a flag reprobench does not set itself (${flagName(arg)} is managed: use the ${String(path[0])} keys)`));
       }
     });
-  check(config.sglang.extraArgs, SGLANG_MANAGED_FLAGS, ["sglang", "extraArgs"]);
-  for (const [name, override] of Object.entries(config.sglang.overrides)) check(override.extraArgs, SGLANG_MANAGED_FLAGS, ["sglang", "overrides", name, "extraArgs"]);
+  const serverFlags = config.sglang.engine === "vllm" ? VLLM_MANAGED_FLAGS : SGLANG_MANAGED_FLAGS;
+  check(config.sglang.extraArgs, serverFlags, ["sglang", "extraArgs"]);
+  for (const [name, override] of Object.entries(config.sglang.overrides)) check(override.extraArgs, serverFlags, ["sglang", "overrides", name, "extraArgs"]);
   check(config.router.extraArgs, ROUTER_MANAGED_FLAGS, ["router", "extraArgs"]);
   return out;
 }
@@ -470,15 +492,17 @@ function harborProblems(config: ReprobenchConfig): ConfigProblem[] {
   return out;
 }
 
-const MODEL_FREE_AGENTS = ["oracle", "nop"];
-
 function runProblems(config: ReprobenchConfig): ConfigProblem[] {
   const run = config.run;
   const out: ConfigProblem[] = [];
   if (run.nConcurrentAgents !== null && run.nConcurrentAgents > run.nConcurrentTrials) {
     out.push(problem(["run", "nConcurrentAgents"], `got ${run.nConcurrentAgents}; expected ≤ run.nConcurrentTrials (${run.nConcurrentTrials}): Harbor rejects agents[].n_concurrent above n_concurrent_trials`));
   }
-  if (!MODEL_FREE_AGENTS.includes(run.agent)) {
+  const known = [...HOST_SIDE_AGENTS, ...IN_CONTAINER_AGENTS, ...MODEL_FREE_AGENTS] as string[];
+  if (!known.includes(run.agent)) {
+    out.push(problem(["run", "agent"], `got ${JSON.stringify(run.agent)}; expected one of ${known.join(", ")} (the agents reprobench knows how to wire to the model)`));
+  }
+  if (agentPlacement(run.agent) !== "none") {
     const served = config.sglang.servedModelName;
     const slash = run.modelName.indexOf("/");
     if (slash <= 0 || run.modelName.slice(slash + 1) !== served) {
@@ -487,12 +511,108 @@ function runProblems(config: ReprobenchConfig): ConfigProblem[] {
   }
   const workers: Host[] = hostsWithRole(config, "worker");
   if (workers.length > 0) {
-    const context = Math.min(...workers.map((w) => workerSettings(config, w.name).contextLength));
+    const contexts = workers.map((w) => workerSettings(config, w.name).contextLength).filter((c): c is number => c !== null);
+    const context = contexts.length > 0 ? Math.min(...contexts) : Infinity;
     if (run.modelInfo.maxInputTokens > context) {
       out.push(problem(["run", "modelInfo", "maxInputTokens"], `got ${run.modelInfo.maxInputTokens}; expected ≤ the workers' contextLength (${context})`));
     }
     if (run.modelInfo.maxOutputTokens > context) {
       out.push(problem(["run", "modelInfo", "maxOutputTokens"], `got ${run.modelInfo.maxOutputTokens}; expected ≤ the workers' contextLength (${context})`));
+    }
+  }
+  return out;
+}
+
+/** vLLM differs from SGLang where reprobench relies on SGLang: flags, /server_info, the router's DP discovery. */
+function engineProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const engine = config.sglang.engine;
+  const launchers = LAUNCHERS[engine];
+  const launcherPaths: PathPart[][] = [["sglang", "launcher"], ...Object.keys(config.sglang.overrides).map((n) => ["sglang", "overrides", n, "launcher"])];
+  for (const path of launcherPaths) {
+    const value = path.length === 2 ? config.sglang.launcher : config.sglang.overrides[String(path[2])]?.launcher;
+    if (value !== undefined && value !== null && !launchers.includes(value)) {
+      out.push(problem(path, `got ${JSON.stringify(value)}; expected ${launchers.map((l) => JSON.stringify(l)).join(" or ")} for sglang.engine ${engine} (or null)`));
+    }
+  }
+  if (engine !== "vllm") return out;
+  for (const host of hostsWithRole(config, "worker")) {
+    const s = workerSettings(config, host.name);
+    for (const name of SGLANG_ONLY_SETTINGS) {
+      if (settingValue(s, name) !== null) {
+        const [head, ...rest] = name.split(".");
+        out.push(problem([...settingPath(config, host.name, head), ...rest], `got ${JSON.stringify(settingValue(s, name))}; expected null for sglang.engine vllm (an SGLang flag with no vLLM equivalent here: pass vLLM's own flag in extraArgs)`));
+      }
+    }
+  }
+  if (config.router.enabled) {
+    if (config.router.dpAware) {
+      out.push(problem(["router", "dpAware"], "got true; expected false for sglang.engine vllm: --dp-aware discovers DP ranks through SGLang's /server_info, which vLLM does not have (vLLM balances its --data-parallel-size ranks itself)"));
+    }
+    if (config.router.image === null) {
+      out.push(problem(["router", "image"], "missing; expected an image with sglang-router 0.3.2 for sglang.engine vllm (the vLLM image has no router; e.g. the SGLang image), or router.enabled: false to use the worker directly"));
+    }
+  }
+  return out;
+}
+
+/** Harbor version order for release and .devN versions (enough for Harbor's own version scheme). */
+export function compareHarborVersions(a: string, b: string): number {
+  const parse = (v: string) => {
+    const m = /^(\d+)\.(\d+)\.(\d+)(?:\.?(dev|rc|a|b)(\d+))?/.exec(v);
+    if (!m) return [0, 0, 0, 0, 0];
+    const stage = m[4] === undefined ? 4 : { dev: 0, a: 1, b: 2, rc: 3 }[m[4] as "dev" | "a" | "b" | "rc"];
+    return [Number(m[1]), Number(m[2]), Number(m[3]), stage, Number(m[5] ?? 0)];
+  };
+  const [x, y] = [parse(a), parse(b)];
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return 0;
+}
+
+/**
+ * The first Harbor build whose hf-sandbox exec runs commands with bash (argv mode) instead of /bin/sh:
+ * installed agents prefix `set -o pipefail;`, which dash rejects (seed 002 Run 3; harbor PR #3016;
+ * harbor/environments/hf_sandbox.py in 0.22.1.dev202609020403 and 0.23.0 vs 0.22.0).
+ */
+export const HF_SANDBOX_PIPEFAIL_FIX = "0.22.1.dev202609020403";
+
+/** Seconds of an hf-sandbox job_timeout ("2h", "90m", "7200"); Infinity for none/off. */
+function durationSeconds(text: string): number {
+  if (text === "none" || text === "off") return Infinity;
+  const m = /^([0-9.]+)([smhd]?)$/.exec(text)!;
+  return Number(m[1]) * { "": 1, s: 1, m: 60, h: 3600, d: 86400 }[m[2] as "" | "s" | "m" | "h" | "d"];
+}
+
+/** Agent placement, reasoning effort and the hf-sandbox environment (seeds 002/003). */
+function profileProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const run = config.run;
+  const placement = agentPlacement(run.agent);
+  if (run.reasoningEffort !== null && placement === "container" && run.modelName.startsWith("openai/")) {
+    out.push(problem(["run", "reasoningEffort"], `got ${JSON.stringify(run.reasoningEffort)}; expected null for ${run.agent} with an openai/ model: Harbor then switches mini-swe-agent to the Responses API (/v1/responses), which the SGLang/vLLM endpoint is not set up for; use sglang.enableThinking to bound thinking instead`));
+  }
+  if (run.reasoningEffort !== null && placement === "none") {
+    out.push(problem(["run", "reasoningEffort"], `got ${JSON.stringify(run.reasoningEffort)}; expected null: agent ${run.agent} calls no model`));
+  }
+  if (run.agentVersion !== null && placement !== "container") {
+    out.push(problem(["run", "agentVersion"], `got ${JSON.stringify(run.agentVersion)}; expected null: ${run.agent} is not installed into the task container (its version is Harbor's)`));
+  }
+  if (run.environment !== "hf-sandbox") return out;
+  if (!config.harbor.extras.includes("hf-sandbox")) {
+    out.push(problem(["harbor", "extras"], `got ${JSON.stringify(config.harbor.extras)}; expected it to include "hf-sandbox" for run.environment hf-sandbox (Harbor needs harbor[hf-sandbox], i.e. huggingface-hub ≥ 1.22, for that environment)`));
+  }
+  if (run.taskMounts.length > 0) {
+    out.push(problem(["run", "taskMounts"], "got bind mounts; expected none for run.environment hf-sandbox (a sandbox runs on HF Jobs and cannot see the runner's directories)"));
+  }
+  if (placement === "container") {
+    if (run.containerApiBase === null) {
+      out.push(problem(["run", "containerApiBase"], `missing; expected the model endpoint's public URL for ${run.agent} on hf-sandbox (the agent runs in the sandbox on HF Jobs and cannot reach the cluster's private addresses)`));
+    }
+    if (compareHarborVersions(config.harbor.version, HF_SANDBOX_PIPEFAIL_FIX) < 0) {
+      out.push(problem(["harbor", "version"], `got ${JSON.stringify(config.harbor.version)}; expected ${HF_SANDBOX_PIPEFAIL_FIX} or newer (first stable: 0.23.0) for ${run.agent} on hf-sandbox: older Harbor runs sandbox commands with /bin/sh (dash), which rejects the installed agent's 'set -o pipefail' ("Illegal option -o pipefail" on every trial, seed 002 Run 3)`));
+    }
+    if (run.hfSandbox.jobTimeout === null || durationSeconds(run.hfSandbox.jobTimeout) <= 600) {
+      out.push(problem(["run", "hfSandbox", "jobTimeout"], `got ${JSON.stringify(run.hfSandbox.jobTimeout)}; expected more than the sandbox's 600 s idle default, e.g. "2h": ${run.agent} runs its whole loop as one exec, and an idle sandbox is shut down mid-task (seed 002 Run 3)`));
     }
   }
   return out;

@@ -11,7 +11,16 @@ export type HostRole = (typeof HOST_ROLES)[number];
 export const SECRET_PLACEHOLDER = "[secret]";
 
 /** Top-level keys whose values are secrets: never printed, wrapped in pulumi.secret at run time. */
-export const SECRET_KEYS = ["sshPrivateKeys", "proxyUpstream"] as const;
+export const SECRET_KEYS = ["sshPrivateKeys", "proxyUpstream", "hfToken"] as const;
+
+/** Model server engines: SGLang (seed 000/003) or vLLM (seed 002 Run 2). */
+export const ENGINES = ["sglang", "vllm"] as const;
+export type Engine = (typeof ENGINES)[number];
+/** Entry points per engine; the first is the default. */
+export const LAUNCHERS: Record<Engine, readonly string[]> = {
+  sglang: ["sglang serve", "python3 -m sglang.launch_server"],
+  vllm: ["vllm serve"],
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // Small value checks, exported because the cross-field rules and the Pulumi loader reuse them.
@@ -191,8 +200,11 @@ export const hostSchema = z
 const sglangWorkerShape = {
   /** Image with tag or digest. Seed: SGLANG_IMAGE=lmsysorg/sglang:latest-runtime (pin a tag for real runs). */
   image: imageRef.default("lmsysorg/sglang:latest-runtime"),
-  /** "sglang serve" (seed) or the older "python3 -m sglang.launch_server"; the flags are identical. */
-  launcher: z.enum(["sglang serve", "python3 -m sglang.launch_server"]).default("sglang serve"),
+  /**
+   * Entry point: "sglang serve" (seed) or the older "python3 -m sglang.launch_server" (same flags) for
+   * SGLang, "vllm serve" for vLLM; null = the engine's first.
+   */
+  launcher: z.enum(["sglang serve", "python3 -m sglang.launch_server", "vllm serve"]).nullable().default(null),
   /** Container name = prefix + host name (seed: qwen38-worker-a). */
   containerNamePrefix: z
     .string()
@@ -210,13 +222,13 @@ const sglangWorkerShape = {
   tp: positiveInt.default(4),
   /** --dp-size (seed: 2 → two replicas per host). */
   dp: positiveInt.default(2),
-  /** --context-length (seed: 262144). */
-  contextLength: positiveInt.default(262144),
-  /** --max-running-requests per replica (seed: 5, 20 over four replicas). */
-  maxRunningRequests: positiveInt.default(5),
+  /** --context-length / vLLM --max-model-len (seed: 262144); null leaves the model's own. */
+  contextLength: positiveInt.nullable().default(262144),
+  /** --max-running-requests per replica / vLLM --max-num-seqs (seed: 5, 20 over four replicas); null = the server decides. */
+  maxRunningRequests: positiveInt.nullable().default(5),
   /** --max-mamba-cache-size per replica (seed: 25); null = SGLang decides. */
   maxMambaCacheSize: positiveInt.nullable().default(25),
-  /** --mem-fraction-static (seed: 0.90). */
+  /** --mem-fraction-static / vLLM --gpu-memory-utilization (seed: 0.90; seed 003: 0.85). */
   memFractionStatic: z
     .number()
     .gt(0, { message: "expected a fraction in (0, 1]" })
@@ -224,8 +236,36 @@ const sglangWorkerShape = {
     .default(0.9),
   /** --reasoning-parser (seed: qwen3); null omits the flag. */
   reasoningParser: z.string().min(1).nullable().default("qwen3"),
-  /** --tool-call-parser (seed: qwen3_coder); null omits the flag. */
+  /** --tool-call-parser (seed: qwen3_coder; vLLM also gets --enable-auto-tool-choice); null omits the flag. */
   toolCallParser: z.string().min(1).nullable().default("qwen3_coder"),
+  /** --trust-remote-code (seed 003: on for the FP8 checkpoint). */
+  trustRemoteCode: z.boolean().default(false),
+  /** --kv-cache-dtype, e.g. fp8_e4m3 (seed 003); null = auto. */
+  kvCacheDtype: z.string().regex(/^[a-z0-9_]+$/, { message: "expected a dtype name such as fp8_e4m3" }).nullable().default(null),
+  /** SGLang --attention-backend, e.g. flashinfer (seed 003); null = SGLang picks. */
+  attentionBackend: z.string().regex(/^[a-z0-9_]+$/, { message: "expected a backend name such as flashinfer" }).nullable().default(null),
+  /** SGLang --chunked-prefill-size (seed 003: 32768); null = SGLang's default. */
+  chunkedPrefillSize: positiveInt.nullable().default(null),
+  /** SGLang --max-prefill-tokens (seed 003: 32768); null = SGLang's default. */
+  maxPrefillTokens: positiveInt.nullable().default(null),
+  /** SGLang hybrid (Mamba) model memory flags (seed 003); null fields are not passed. */
+  mamba: z
+    .object({
+      /** --mamba-full-memory-ratio (seed 003: 3.67). */
+      fullMemoryRatio: z.number().positive({ message: "expected a ratio > 0" }).nullable().default(null),
+      /** --mamba-radix-cache-strategy (seed 003: extra_buffer_lazy). */
+      radixCacheStrategy: z.enum(["auto", "no_buffer", "extra_buffer", "extra_buffer_lazy"]).nullable().default(null),
+      /** --mamba-ssm-dtype (seed 003: float32). */
+      ssmDtype: z.enum(["float32", "bfloat16", "float16"]).nullable().default(null),
+    })
+    .strict()
+    .default({}),
+  /**
+   * Server-side thinking switch: false passes --default-chat-template-kwargs '{"enable_thinking": false}'
+   * (seed 002 Run 3: thinking caused runaway generation and AgentTimeoutErrors); null leaves the chat
+   * template's default. SGLang only.
+   */
+  enableThinking: z.boolean().nullable().default(null),
   /** Further `sglang serve` arguments, appended verbatim (flags set by the keys above are refused). */
   extraArgs: z.array(z.string()).default([]),
   /** docker --gpus: "all" on real hosts (seed), "none" on simulated hosts. */
@@ -252,6 +292,12 @@ export const sglangOverrideSchema = sglangWorkerSchema.partial().strict();
 
 export const sglangSchema = z
   .object({
+    /**
+     * Model server engine (this section configures it whichever it is): "sglang" (seeds 000/003) or
+     * "vllm" (seed 002 Run 2: `vllm serve openai/gpt-oss-20b`). vLLM has no /server_info, so the worker
+     * gate asserts through /v1/models and the router cannot be DP-aware.
+     */
+    engine: z.enum(ENGINES).default("sglang"),
     ...sglangWorkerShape,
     /** --served-model-name; the router and Harbor address the model by this name (seed: Qwen/Qwen3.8-27B). */
     servedModelName: z.string().min(1).default("Qwen/Qwen3.8-27B"),
@@ -265,6 +311,11 @@ export const sglangSchema = z
 
 export const routerSchema = z
   .object({
+    /**
+     * Run sglang-router in front of the workers (seed 000). false: Harbor uses the single worker's
+     * endpoint directly (seeds 002/003 ran one server without a router); no host needs the router role.
+     */
+    enabled: z.boolean().default(true),
     /** Image to run the router in; null = sglang.image (the seed runs it in the SGLang image). */
     image: imageRef.nullable().default(null),
     /** Entry point (seed: python3 -m sglang_router.launch_router). */
@@ -279,7 +330,7 @@ export const routerSchema = z
     port: port.default(30000),
     /** --policy (seed: cache_aware). */
     policy: z.enum(["random", "round_robin", "cache_aware", "power_of_two", "manual"]).default("cache_aware"),
-    /** --dp-aware (seed: on): route to each worker's DP ranks individually. */
+    /** --dp-aware (seed: on): route to each worker's DP ranks individually (needs SGLang's /server_info: off for vLLM). */
     dpAware: z.boolean().default(true),
     /** --balance-abs-threshold (seed: 1). */
     balanceAbsThreshold: nonNegativeInt.default(1),
@@ -399,6 +450,8 @@ export const harborSchema = z
     wheelSha256: sha256.default("c77d779a03f1a9e8ecb3c449e17f39a9728b82238832f1fd28632eb9426c0a21"),
     /** Virtualenv on the runner (seed: $WORKSPACE/.venv-harbor-0.21.0). */
     venv: hostPath.default("/var/lib/reprobench/.venv-harbor-0.21.0"),
+    /** Optional extras installed with Harbor, e.g. ["hf-sandbox"] (harbor[hf-sandbox], for run.environment hf-sandbox). */
+    extras: z.array(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, { message: "expected an extra name such as hf-sandbox" })).default([]),
     /** Python for the venv (seed: uv python install 3.13; Harbor needs ≥ 3.12). */
     pythonVersion: z.string().regex(/^3\.\d+$/, { message: "expected a Python minor version such as 3.13" }).default("3.13"),
     /** Task repository: a git URL (pinned by datasetCommit), or a directory in this project copied to the runner (the sim dataset). */
@@ -453,7 +506,28 @@ export const runSchema = z
     waitTimeoutMinutes: positiveInt.default(720),
     /** On destroy (or a new job), how long Harbor gets after SIGTERM to cancel trials and write results before SIGKILL. */
     stopTimeoutSecs: positiveInt.default(900),
-    /** Harbor agent name (seed: terminus-2; "oracle" and "nop" need no model). */
+    /**
+     * Where task environments run: "docker" on the runner (seed 000), or "hf-sandbox" (seeds 002/003: one
+     * HF Jobs sandbox per task; needs the harbor[hf-sandbox] extra and the hfToken secret). hf-sandbox
+     * cannot be exercised on the simulated cluster: it is rendered and validated only.
+     */
+    environment: z.enum(["docker", "hf-sandbox"]).default("docker"),
+    /** environment.kwargs for hf-sandbox (harbor environments/hf_sandbox.py). */
+    hfSandbox: z
+      .object({
+        /** --ek flavor (seeds 002/003: cpu-upgrade; Harbor's default cpu-basic). */
+        flavor: z.string().regex(/^[a-z0-9-]+$/, { message: "expected an HF Jobs flavor such as cpu-upgrade" }).default("cpu-upgrade"),
+        /**
+         * --ek job_timeout, the sandbox's idle timeout (Harbor's default 600 s). Seed 002 Run 3: "2h", because
+         * mini-swe-agent runs its whole loop as one exec and a 600 s idle timeout killed sandboxes mid-task.
+         */
+        jobTimeout: z.string().regex(/^([0-9]+(\.[0-9]+)?[smhd]?|none|off)$/, { message: "expected a duration such as 2h, 90m or 7200" }).nullable().default(null),
+        /** --ek forward_hf_token: expose HF_TOKEN inside the sandbox (off: tasks should not see it). */
+        forwardHfToken: z.boolean().default(false),
+      })
+      .strict()
+      .default({}),
+    /** Harbor agent name (seed: terminus-2; "oracle" and "nop" need no model; "mini-swe-agent" runs inside the task container). */
     agent: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, { message: "expected a Harbor agent name such as terminus-2" }).default("terminus-2"),
     /** agents[].model_name, LiteLLM style provider/model (seed: openai/Qwen/Qwen3.8-27B). */
     modelName: z.string().min(1).default("openai/Qwen/Qwen3.8-27B"),
@@ -478,6 +552,40 @@ export const runSchema = z
     /** environment.cpu_enforcement_policy / memory_enforcement_policy (seed: auto = docker limits). */
     cpuEnforcementPolicy: z.enum(["auto", "limit", "request", "guarantee", "ignore"]).default("auto"),
     memoryEnforcementPolicy: z.enum(["auto", "limit", "request", "guarantee", "ignore"]).default("auto"),
+    /**
+     * Agent version for agents Harbor installs into the task container (kwargs.version, e.g. mini-swe-agent
+     * 2.4.6); null = whatever the index serves at run time, which makes runs unrepeatable.
+     */
+    agentVersion: z.string().regex(/^[0-9][0-9A-Za-z.+-]*$/, { message: "expected a version such as 2.4.6" }).nullable().default(null),
+    /**
+     * kwargs.reasoning_effort (seeds 002/003: low for terminus-2, keeping a heavy reasoner within its timeout);
+     * null leaves it unset.
+     */
+    reasoningEffort: z.enum(["minimal", "low", "medium", "high"]).nullable().default(null),
+    /**
+     * OpenAI base URL for agents that run INSIDE the task container (mini-swe-agent), which cannot reach the
+     * runner's loopback. null = through the model bridge on the docker gateway
+     * (http://<proxy.containerHost>:<modelBridgePort>/v1); required for hf-sandbox (a URL the sandbox reaches).
+     */
+    containerApiBase: z.string().url({ message: "expected a URL such as https://host/v1" }).nullable().default(null),
+    /** Port on the runner's docker bridge gateway that forwards to the model endpoint for in-container agents. */
+    modelBridgePort: port.default(30080),
+    /** Environment for every command in the task containers (rendered into the compose override), e.g. an offline package index. */
+    taskEnv: envMap.default({}),
+    /** Extra bind mounts into the task containers (compose override), e.g. a wheelhouse for offline agent installs. */
+    taskMounts: z
+      .array(
+        z
+          .object({
+            /** Directory or file on the runner host. */
+            source: hostPath,
+            /** Where it appears in the task container. */
+            target: hostPath,
+            readOnly: z.boolean().default(true),
+          })
+          .strict(),
+      )
+      .default([]),
     /** Terminus-2 record_terminal_session (seed: true; needs asciinema in the container). */
     recordTerminalSession: z.boolean().default(true),
     sampling: z
@@ -539,13 +647,16 @@ export const configSchema = z
     proxy: proxySchema.default({}),
     /** SECRET. Upstream HTTP proxy URL as seen from the runner host (may carry credentials). */
     proxyUpstream: z.string().optional(),
+    /** SECRET. Hugging Face token for run.environment hf-sandbox (Harbor reads HF_TOKEN). */
+    hfToken: z.string().optional(),
     toolBundle: toolBundleSchema.default({}),
     harbor: harborSchema.default({}),
     run: runSchema.default({}),
   })
   .strict()
   // Resolve "same as …" defaults so consumers never see null where a value is implied.
-  .transform((c) => ({ ...c, router: { ...c.router, image: c.router.image ?? c.sglang.image } }));
+  // (Not for vLLM: its image has no sglang-router, so the config rules ask for router.image instead.)
+  .transform((c) => ({ ...c, router: { ...c.router, image: c.router.image ?? (c.sglang.engine === "sglang" ? c.sglang.image : null) } }));
 
 /** The fully defaulted configuration. */
 export type ReprobenchConfig = z.infer<typeof configSchema>;

@@ -107,6 +107,8 @@ export interface LoadedConfig {
     sshPrivateKey: Record<string, pulumi.Output<string>>;
     /** The upstream proxy URL, marked secret; undefined when not configured. */
     proxyUpstream: pulumi.Output<string> | undefined;
+    /** The Hugging Face token (hf-sandbox runs), marked secret; undefined when not configured. */
+    hfToken: pulumi.Output<string> | undefined;
   };
 }
 
@@ -172,9 +174,15 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const sshPrivateKey: Record<string, pulumi.Output<string>> = {};
   for (const host of config.hosts) sshPrivateKey[host.name] = pulumi.secret(privateKeyFor(config, files, host.name) ?? "");
   const proxyUpstream = config.proxyUpstream === undefined ? undefined : pulumi.secret(config.proxyUpstream);
+  const hfToken = config.hfToken === undefined ? undefined : pulumi.secret(config.hfToken);
   // Keep the plain copies out of the config object handed to components.
-  const publicConfig: ReprobenchConfig = { ...config, sshPrivateKeys: Object.fromEntries(Object.keys(config.sshPrivateKeys).map((k) => [k, SECRET_PLACEHOLDER])), proxyUpstream: proxyUpstream === undefined ? undefined : SECRET_PLACEHOLDER };
-  return { config: publicConfig, hostKeys: files.hostKeys, secrets: { sshPrivateKey, proxyUpstream } };
+  const publicConfig: ReprobenchConfig = {
+    ...config,
+    sshPrivateKeys: Object.fromEntries(Object.keys(config.sshPrivateKeys).map((k) => [k, SECRET_PLACEHOLDER])),
+    proxyUpstream: proxyUpstream === undefined ? undefined : SECRET_PLACEHOLDER,
+    hfToken: hfToken === undefined ? undefined : SECRET_PLACEHOLDER,
+  };
+  return { config: publicConfig, hostKeys: files.hostKeys, secrets: { sshPrivateKey, proxyUpstream, hfToken } };
 }
 
 /** Keys that hold secrets, as full Pulumi keys (for documentation and tests). */

@@ -11,12 +11,20 @@ import { SglangWorker } from "../components/sglang-worker";
 import { ToolBundle } from "../components/tool-bundle";
 import { BenchmarkRun } from "../components/benchmark-run";
 import { HarborRunner } from "../components/harbor-runner";
-import { TaskImages } from "../components/task-images";
-import { apiBase, hostsWithRole, loadConfig, soleHostWithRole, sshConnection, workerSettings } from "./config";
+import { ModelBridge } from "../components/model-bridge";
+import { TaskImages, type TaskImagesReport } from "../components/task-images";
+import { renderJobConfig } from "../components/run-config";
+import { apiBase, hostsWithRole, loadConfig, soleHostWithRole, sshConnection, usesModelBridge, workerSettings } from "./config";
 
 // Validates everything first: a bad value fails here, before any resource is registered.
 const loaded = loadConfig();
 const { config } = loaded;
+
+// Seed 002: at 8 concurrent sandboxes ~70% of trials failed with SandboxError/InternalServerError/ReadTimeout;
+// 3 brought the error rate down. Not an error (quota differs per account), but said before the run starts.
+if (config.run.enabled && config.run.environment === "hf-sandbox" && config.run.nConcurrentTrials > 3) {
+  void pulumi.log.warn(`run.nConcurrentTrials is ${config.run.nConcurrentTrials} on hf-sandbox: seed 002 saw ~70% infra errors at 8 and recommends 3`);
+}
 
 // One key for every worker's --api-key; the router presents it to the workers and Harbor to the router.
 const apiKey = new random.RandomPassword("sglang-api-key", { length: 40, special: false });
@@ -52,17 +60,23 @@ const workers = hostsWithRole(config, "worker").map(
     ),
 );
 
-const routerHost = soleHostWithRole(config, "router");
-const router = new SglangRouter(
-  "router",
-  { connection: sshConnection(loaded, routerHost.name), config, apiKey: apiKey.result },
-  { dependsOn: [...workers, daemons[routerHost.name]] },
-);
+// With router.enabled false (seeds 002/003: one server, no router) Harbor talks to the worker itself.
+const routerHost = config.router.enabled ? soleHostWithRole(config, "router") : undefined;
+const router = routerHost
+  ? new SglangRouter(
+      "router",
+      { connection: sshConnection(loaded, routerHost.name), config, apiKey: apiKey.result },
+      { dependsOn: [...workers, daemons[routerHost.name]] },
+    )
+  : undefined;
+/** What stands in front of the model for Harbor: the router, or the single worker. */
+const modelFront = router ? [router] : workers;
 
 export const workerUrls = workers.map((w) => w.url);
 export const workerServerInfo = workers.map((w) => w.serverInfo);
-export const routerUrl = router.url;
-export const routerStatus = router.status;
+export const routerUrl = router ? router.url : "router.enabled is false";
+export const routerStatus = router ? router.status : "router.enabled is false";
+export const modelApiBase = apiBase(config);
 export const proxyBridge = bridge ? bridge.listen : "not configured";
 export const toolBundleReport = toolBundle ? toolBundle.report : "disabled";
 export const sglangApiKey = pulumi.secret(apiKey.result);
@@ -77,15 +91,21 @@ const harborRunner = config.run.enabled
       { dependsOn: [daemons[runner.name]] },
     )
   : undefined;
-const taskImages = harborRunner
+// hf-sandbox runs pull task images on HF Jobs, not on the runner.
+const taskImages = harborRunner && config.run.environment === "docker"
   ? new TaskImages(
       "task-images",
       { connection: runnerConnection, harbor: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: harborRunner.images },
       { dependsOn: [daemons[runner.name]] },
     )
   : undefined;
+// Agents inside the task container (mini-swe-agent) reach the model through the docker gateway.
+const modelBridge = usesModelBridge(config)
+  ? new ModelBridge("model-bridge", { connection: runnerConnection, config }, { dependsOn: [...modelFront, daemons[runner.name]] })
+  : undefined;
+const noImages: TaskImagesReport = { ready: 0, total: 0, images: {} };
 const benchmark =
-  harborRunner && taskImages
+  harborRunner
     ? new BenchmarkRun(
         "benchmark",
         {
@@ -94,20 +114,31 @@ const benchmark =
           hosts: config.hosts.map((h) => ({ name: h.name, connection: sshConnection(loaded, h.name) })),
           apiBase: apiBase(config),
           apiKey: apiKey.result,
+          hfToken: config.run.environment === "hf-sandbox" ? loaded.secrets.hfToken : undefined,
           install: harborRunner.install,
           dataset: harborRunner.dataset,
-          images: taskImages.report,
+          images: taskImages ? taskImages.report : noImages,
           workerServerInfo: Object.fromEntries(hostsWithRole(config, "worker").map((h, i) => [h.name, workers[i].serverInfo])),
           // eslint-disable-next-line @typescript-eslint/no-require-imports -- the toolkit version recorded in the run manifest
           toolkitVersion: (require("../package.json") as { version: string }).version,
         },
-        { dependsOn: [router, harborRunner, taskImages, ...(toolBundle ? [toolBundle] : []), ...(bridge ? [bridge] : [])] },
+        {
+          dependsOn: [
+            ...modelFront, harborRunner, ...(taskImages ? [taskImages] : []), ...(toolBundle ? [toolBundle] : []),
+            ...(bridge ? [bridge] : []), ...(modelBridge ? [modelBridge] : []),
+          ],
+        },
       )
     : undefined;
 
+// What will run, readable in `pulumi preview` before anything exists (the job name is fixed at create).
+export const harborJobConfig = config.run.enabled ? renderJobConfig(config, apiBase(config)) : "run.enabled is false";
 export const harborInstall = harborRunner ? harborRunner.install : "run.enabled is false";
 export const dataset = harborRunner ? harborRunner.dataset : "run.enabled is false";
-export const taskImagesReady = taskImages ? taskImages.report.apply((r) => `${r.ready}/${r.total} images ready`) : "run.enabled is false";
+export const taskImagesReady = taskImages
+  ? taskImages.report.apply((r) => `${r.ready}/${r.total} images ready`)
+  : config.run.enabled ? "pulled by the sandboxes (run.environment hf-sandbox)" : "run.enabled is false";
+export const modelBridgeListen = modelBridge ? modelBridge.listen : "not used";
 export const jobName = benchmark ? benchmark.jobName : "run.enabled is false";
 export const jobsDir = config.harbor.jobsDir;
 export const jobLog = benchmark ? benchmark.logPath : "";

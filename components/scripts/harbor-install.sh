@@ -12,11 +12,15 @@
 #   VENV            venv directory
 #   PYTHON_VERSION  e.g. 3.13
 #   FIND_LINKS      wheel directory on this host, or empty
+#   EXTRAS          optional extras, comma-separated (e.g. hf-sandbox → harbor[hf-sandbox])
 #   WORK_DIR        work directory (logs/ and the downloaded wheel go here)
 #   JOBS_DIR        Harbor --jobs-dir (created, never removed)
 set -euo pipefail
 : "${HARBOR_VERSION:?}" "${WHEEL_SHA256:?}" "${VENV:?}" "${PYTHON_VERSION:?}" "${WORK_DIR:?}" "${JOBS_DIR:?}"
 FIND_LINKS=${FIND_LINKS:-}
+EXTRAS=${EXTRAS:-}
+extras_suffix=
+[ -z "$EXTRAS" ] || extras_suffix="[$EXTRAS]"
 die() { echo "harbor-install: $*" >&2; exit 1; }
 export HARBOR_TELEMETRY=0 LITELLM_LOCAL_MODEL_COST_MAP=true
 mkdir -p "$WORK_DIR/logs" "$JOBS_DIR" "$(dirname "$VENV")"
@@ -31,8 +35,10 @@ check_sha() {
 
 installed_version() { "$VENV/bin/harbor" --version 2>/dev/null | tail -n 1 | tr -d '[:space:]' || true; }
 
-if [ -x "$VENV/bin/harbor" ] && [ "$(installed_version)" = "$HARBOR_VERSION" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$WHEEL_SHA256" ]; then
-  echo "harbor-install: $VENV already has harbor $HARBOR_VERSION from the pinned wheel" >&2
+# The stamp names the wheel and the extras: a changed extra reinstalls.
+stamp_text="$WHEEL_SHA256$extras_suffix"
+if [ -x "$VENV/bin/harbor" ] && [ "$(installed_version)" = "$HARBOR_VERSION" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$stamp_text" ]; then
+  echo "harbor-install: $VENV already has harbor$extras_suffix $HARBOR_VERSION from the pinned wheel" >&2
 else
   rm -rf "$VENV"
   if [ -n "$FIND_LINKS" ]; then
@@ -44,7 +50,7 @@ else
     command -v "$python" >/dev/null || die "'$python' is not installed on this host (offline install needs it; harbor.pythonVersion)"
     "$python" -m venv "$VENV"
     # By requirement, not by file: the only candidate is the wheel checked above, and freeze then reads harbor==X.
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$FIND_LINKS" "harbor==$HARBOR_VERSION" >&2 ||
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$FIND_LINKS" "harbor$extras_suffix==$HARBOR_VERSION" >&2 ||
       die "pip could not install $wheel_name from $FIND_LINKS (a dependency wheel is missing?)"
   else
     command -v uv >/dev/null || die "uv is not installed on this host (install uv as in the manual, or set harbor.pipFindLinks for an offline install)"
@@ -59,9 +65,9 @@ else
     fi
     check_sha "$wheel"
     uv venv --quiet --python "$PYTHON_VERSION" "$VENV" >&2
-    uv pip install --quiet --python "$VENV/bin/python" "$wheel" >&2
+    uv pip install --quiet --python "$VENV/bin/python" "$wheel$extras_suffix" >&2
   fi
-  echo "$WHEEL_SHA256" >"$stamp"
+  echo "$stamp_text" >"$stamp"
 fi
 
 freeze="$WORK_DIR/logs/harbor-$HARBOR_VERSION-freeze.txt"

@@ -12,6 +12,8 @@
 #   MANIFEST_JSON      the run manifest (no secrets)
 #   API_KEY            the router's API key, handed to harbor as OPENAI_API_KEY via a 0600 EnvironmentFile
 #                      that is removed as soon as the unit has started
+#   HF_TOKEN           optional: Hugging Face token for hf-sandbox runs, same path as the key
+#   USE_OVERRIDE       1 = pass --extra-docker-compose (Docker environment), 0 = not (hf-sandbox)
 #   STOP_TIMEOUT_SECS  graceful-stop budget (systemd TimeoutStopSec, and for stopping a previous job)
 #   WAIT               1 = wait for completion;  WAIT_TIMEOUT_SECS  its budget;  PROGRESS_SECS  progress interval
 #   STOP_SCRIPT        text of harbor-stop.sh (to stop a previous job)
@@ -23,7 +25,10 @@ PROGRESS_SECS=${PROGRESS_SECS:-30}
 die() { echo "harbor-launch: $*" >&2; exit 1; }
 say() { echo "harbor-launch: $*" >&2; }
 for tool in systemd-run systemctl jq docker; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
-for f in "$JOB_CONFIG" "$COMPOSE_OVERRIDE" "$VENV/bin/harbor"; do [ -e "$f" ] || die "$f is missing (preflight writes it)"; done
+USE_OVERRIDE=${USE_OVERRIDE:-1}
+override_args=()
+[ "$USE_OVERRIDE" = 1 ] && override_args=(--extra-docker-compose "$COMPOSE_OVERRIDE")
+for f in "$JOB_CONFIG" "$VENV/bin/harbor" "${override_args[@]:1}"; do [ -e "$f" ] || die "$f is missing (preflight writes it)"; done
 case "$JOBS_DIR" in /*) ;; *) die "jobs dir must be absolute, got $JOBS_DIR";; esac
 
 is_active() { local s; s=$(systemctl is-active "$1" 2>/dev/null || true); [ "$s" = active ] || [ "$s" = activating ] || [ "$s" = deactivating ]; }
@@ -50,7 +55,7 @@ elif finished; then
   say "$JOB_NAME already finished; not starting it again"
 else
   if [ -d "$JOB_DIR" ]; then say "$JOB_DIR exists without finished_at: starting harbor again under the same name (it resumes the job)"; fi
-  (umask 077 && printf 'OPENAI_API_KEY=%s\n' "$API_KEY" >"$ENV_FILE")
+  (umask 077 && printf 'OPENAI_API_KEY=%s\n' "$API_KEY" >"$ENV_FILE" && if [ -n "${HF_TOKEN:-}" ]; then printf 'HF_TOKEN=%s\n' "$HF_TOKEN" >>"$ENV_FILE"; fi)
   chmod 600 "$ENV_FILE"
   printf '%s\n' "$MANIFEST_JSON" >"$MANIFEST_FILE.part" && mv "$MANIFEST_FILE.part" "$MANIFEST_FILE"
   printf '=== %s reprobench: harbor run --job-name %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$JOB_NAME" >>"$LOG_FILE"
@@ -67,7 +72,7 @@ else
     --property="WorkingDirectory=$WORK_DIR" --property=LimitNOFILE=65536 \
     --setenv=HARBOR_TELEMETRY=0 --setenv=LITELLM_LOCAL_MODEL_COST_MAP=true --setenv=PYTHONUNBUFFERED=1 \
     --setenv="HOME=${HOME:-/root}" --setenv="PATH=$VENV/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
-    -- "$VENV/bin/harbor" run --config "$JOB_CONFIG" --extra-docker-compose "$COMPOSE_OVERRIDE" \
+    -- "$VENV/bin/harbor" run --config "$JOB_CONFIG" "${override_args[@]}" \
     --job-name "$JOB_NAME" --jobs-dir "$JOBS_DIR" --yes ||
     die "systemd-run could not start $UNIT"
   # systemd read the EnvironmentFile when it started harbor (Type=exec: systemd-run returned after the

@@ -12,6 +12,7 @@
 #   PRINTED_CHECKS     JSON [{path, expected}] that --print-config must show
 #   RENDERED_CHECKS    JSON [{path, expected}] that the rendered file must hold
 #   TOOLS_DIR          tool bundle directory whose bin/tmux and bin/asciinema the override binds (or empty)
+#   USE_OVERRIDE       1 = the run passes the override (Docker), 0 = not (hf-sandbox)
 set -euo pipefail
 : "${VENV:?}" "${RUN_DIR:?}" "${JOB_CONFIG:?}" "${JOB_CONFIG_YAML:?}" "${COMPOSE_OVERRIDE:?}" "${COMPOSE_OVERRIDE_YAML:?}"
 : "${RESOLVED_CONFIG:?}" "${PRINTED_CHECKS:?}" "${RENDERED_CHECKS:?}"
@@ -30,7 +31,10 @@ if [ -n "$TOOLS_DIR" ]; then
   for tool in tmux asciinema; do [ -x "$TOOLS_DIR/bin/$tool" ] || die "$TOOLS_DIR/bin/$tool is missing (the override binds it over /usr/bin/$tool)"; done
 fi
 
-"$VENV/bin/harbor" run --config "$JOB_CONFIG" --extra-docker-compose "$COMPOSE_OVERRIDE" --print-config >"$RESOLVED_CONFIG.part" 2>"$RUN_DIR/preflight.stderr" ||
+USE_OVERRIDE=${USE_OVERRIDE:-1}
+override_args=()
+[ "$USE_OVERRIDE" = 1 ] && override_args=(--extra-docker-compose "$COMPOSE_OVERRIDE")
+"$VENV/bin/harbor" run --config "$JOB_CONFIG" "${override_args[@]}" --print-config >"$RESOLVED_CONFIG.part" 2>"$RUN_DIR/preflight.stderr" ||
   die "harbor run --print-config failed: $(tail -n 5 "$RUN_DIR/preflight.stderr")"
 mv "$RESOLVED_CONFIG.part" "$RESOLVED_CONFIG"
 
@@ -48,8 +52,10 @@ $bad_printed"
 [ -z "$bad_rendered" ] || die "the rendered job config disagrees with the stack config:
 $bad_rendered"
 # The override must be listed too (absolute path, as the lock file pins its digest).
-jq -e --arg o "$COMPOSE_OVERRIDE" '(.environment.extra_docker_compose // []) | index($o) != null' "$RESOLVED_CONFIG" >/dev/null ||
-  die "--print-config does not list $COMPOSE_OVERRIDE under environment.extra_docker_compose"
+if [ "$USE_OVERRIDE" = 1 ]; then
+  jq -e --arg o "$COMPOSE_OVERRIDE" '(.environment.extra_docker_compose // []) | index($o) != null' "$RESOLVED_CONFIG" >/dev/null ||
+    die "--print-config does not list $COMPOSE_OVERRIDE under environment.extra_docker_compose"
+fi
 n_printed=$(jq 'length' <<<"$PRINTED_CHECKS")
 n_rendered=$(jq 'length' <<<"$RENDERED_CHECKS")
 echo "harbor-preflight: $n_printed fields match in $RESOLVED_CONFIG, $n_rendered default-valued fields match in $JOB_CONFIG" >&2

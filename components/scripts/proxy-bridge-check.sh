@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a refresh compares for the proxy bridge: unit content hash and whether it is active.
+# What a refresh compares for a bridge unit (proxy or model): unit content hash and whether it is active.
 # Inputs (env): UNIT.
 set -euo pipefail
 : "${UNIT:?}"

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Expose the host's loopback proxy to task containers (seed 000 "准备 task container 网络"): socat bound
-# ONLY to the docker bridge gateway, supervised by systemd (restarted on failure) instead of a tmux
-# session, then proven by a real HTTP request through it from a container.
+# Expose a service on the host to task containers (seed 000 "准备 task container 网络"): socat bound ONLY
+# to the docker bridge gateway, supervised by systemd (restarted on failure) instead of a tmux session,
+# then proven by a real HTTP request from a container. Two uses: the host's loopback proxy (CHECK_MODE
+# proxy: CHECK_URL is fetched THROUGH the bridge as an HTTP proxy) and the model endpoint for agents that
+# run inside the task container (CHECK_MODE direct: CHECK_URL is the bridge's own URL).
 # Inputs (env):
 #   UNIT                 systemd unit name (without .service)
 #   BRIDGE_PORT          port on the gateway
-#   UPSTREAM_HOST, UPSTREAM_PORT   the proxy as the host sees it (e.g. 127.0.0.1 27890)
+#   UPSTREAM_HOST, UPSTREAM_PORT   the service as the host sees it (e.g. 127.0.0.1 27890)
 #   CONTAINER_HOST       name containers use for the host (host.docker.internal)
 #   CHECK_IMAGE          image with python3 used for the check
-#   CHECK_URL            URL fetched through the bridge
+#   CHECK_URL            URL fetched from the container
+#   CHECK_MODE           proxy (default) or direct
 set -euo pipefail
 : "${UNIT:?}" "${BRIDGE_PORT:?}" "${UPSTREAM_HOST:?}" "${UPSTREAM_PORT:?}" "${CONTAINER_HOST:?}" "${CHECK_IMAGE:?}" "${CHECK_URL:?}"
-die() { echo "proxy-bridge: $*" >&2; exit 1; }
+CHECK_MODE=${CHECK_MODE:-proxy}
+die() { echo "$UNIT: $*" >&2; exit 1; }
 for tool in socat docker systemctl ss; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
 
 gateway=$(docker network inspect bridge --format '{{(index .IPAM.Config 0).Gateway}}')
@@ -19,7 +23,7 @@ gateway=$(docker network inspect bridge --format '{{(index .IPAM.Config 0).Gatew
 unit_file="/etc/systemd/system/$UNIT.service"
 cat >"$unit_file.new" <<UNIT
 [Unit]
-Description=reprobench proxy bridge $gateway:$BRIDGE_PORT -> $UPSTREAM_HOST:$UPSTREAM_PORT
+Description=reprobench bridge $gateway:$BRIDGE_PORT -> $UPSTREAM_HOST:$UPSTREAM_PORT
 After=docker.service
 Wants=docker.service
 
@@ -36,7 +40,7 @@ if ! cmp -s "$unit_file.new" "$unit_file"; then
   systemctl daemon-reload
   systemctl enable "$UNIT" >/dev/null 2>&1
   systemctl restart "$UNIT"
-  echo "proxy-bridge: installed $UNIT ($gateway:$BRIDGE_PORT -> $UPSTREAM_HOST:$UPSTREAM_PORT)" >&2
+  echo "$UNIT: installed ($gateway:$BRIDGE_PORT -> $UPSTREAM_HOST:$UPSTREAM_PORT)" >&2
 else
   rm -f "$unit_file.new"
   systemctl is-active --quiet "$UNIT" || systemctl restart "$UNIT"
@@ -46,13 +50,16 @@ for _ in $(seq 1 20); do ss -ltnH "( sport = :$BRIDGE_PORT )" | grep -qF "$gatew
 listeners=$(ss -ltnH "( sport = :$BRIDGE_PORT )" | awk '{print $4}')
 [ "$listeners" = "$gateway:$BRIDGE_PORT" ] || die "expected one listener on $gateway:$BRIDGE_PORT, found: ${listeners:-none}"
 
-proxy="http://$CONTAINER_HOST:$BRIDGE_PORT"
+proxy_env=()
+if [ "$CHECK_MODE" = proxy ]; then
+  proxy="http://$CONTAINER_HOST:$BRIDGE_PORT"
+  proxy_env=(--env "HTTP_PROXY=$proxy" --env "HTTPS_PROXY=$proxy" --env "http_proxy=$proxy" --env "https_proxy=$proxy")
+fi
 docker run --rm --network bridge --add-host "$CONTAINER_HOST:host-gateway" \
-  --env "HTTP_PROXY=$proxy" --env "HTTPS_PROXY=$proxy" --env "http_proxy=$proxy" --env "https_proxy=$proxy" \
-  --env "CHECK_URL=$CHECK_URL" --entrypoint python3 "$CHECK_IMAGE" -c '
+  "${proxy_env[@]}" --env "CHECK_URL=$CHECK_URL" --entrypoint python3 "$CHECK_IMAGE" -c '
 import os, urllib.request
 with urllib.request.urlopen(os.environ["CHECK_URL"], timeout=20) as response:
     assert response.status == 200, response.status
-print("proxy-bridge: fetched", os.environ["CHECK_URL"], "through the bridge:", response.status)
-' || die "a container could not fetch $CHECK_URL through $proxy"
+print("bridge check: fetched", os.environ["CHECK_URL"], "from a container:", response.status)
+' || die "a container could not fetch $CHECK_URL ($CHECK_MODE, bridge $gateway:$BRIDGE_PORT)"
 echo "$gateway:$BRIDGE_PORT"

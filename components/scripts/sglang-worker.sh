@@ -8,6 +8,9 @@
 #   API_KEY                           the --api-key value (secret)
 #   READY_TIMEOUT_SECONDS             /health budget
 #   EXPECTED_JSON                     {"tp_size": 4, …}: /server_info must carry exactly these values
+#   SERVED_MODEL_NAME                 the model name for the thinking check
+#   EXPECT_NO_REASONING               1 = thinking is switched off server-side: a completion must carry no
+#                                     reasoning_content (seed 002 Run 3's verification)
 set -euo pipefail
 : "${CONTAINER_NAME:?}" "${BASE_URL:?}" "${API_KEY:?}" "${READY_TIMEOUT_SECONDS:?}" "${EXPECTED_JSON:?}"
 
@@ -41,4 +44,13 @@ ranks=$(jq '.internal_states | length' <<<"$info")
 want_dp=$(jq '.dp_size' <<<"$EXPECTED_JSON")
 [ "$ranks" = "$want_dp" ] || die "/server_info has $ranks internal_states, expected one per DP rank ($want_dp)"
 log "/server_info matches the config ($ranks DP ranks)"
+
+if [ "${EXPECT_NO_REASONING:-0}" = 1 ]; then
+  body=$(jq -nc --arg m "${SERVED_MODEL_NAME:?}" '{model: $m, max_tokens: 64, messages: [{role: "user", content: "Reply with exactly READY."}]}')
+  reply=$(curl -fsS --max-time 600 -H "Authorization: Bearer $API_KEY" -H 'Content-Type: application/json' -d "$body" "$BASE_URL/v1/chat/completions") ||
+    die "test completion failed"
+  jq -e '(.choices[0].message.reasoning_content // null) == null and ((.usage.reasoning_tokens // 0) == 0)' <<<"$reply" >/dev/null ||
+    die "thinking is configured off (enable_thinking false) but a completion still reasons: $(jq -c '{message: .choices[0].message, usage}' <<<"$reply")"
+  log "thinking is off: a test completion has no reasoning_content"
+fi
 jq -c 'del(.internal_states)' <<<"$info"

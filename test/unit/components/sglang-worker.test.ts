@@ -189,7 +189,7 @@ describe("workerScriptEnv", () => {
     ["memFractionStatic", 0.85],
     ["reasoningParser", "deepseek-r1"],
     ["toolCallParser", null],
-    ["extraArgs", ["--trust-remote-code"]],
+    ["extraArgs", ["--enable-metrics"]],
     ["user", "1000:1000"],
     ["ipc", "private"],
     ["ulimits", { memlock: -1 }],

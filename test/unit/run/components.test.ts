@@ -17,10 +17,12 @@ describe("HarborRunner inputs", () => {
       VENV: "/var/lib/reprobench/.venv-harbor-0.21.0",
       PYTHON_VERSION: "3.13",
       FIND_LINKS: "",
+      EXTRAS: "",
       WORK_DIR: "/var/lib/reprobench",
       JOBS_DIR: "/var/lib/reprobench/jobs",
     });
     expect(installScriptEnv(seedConfig({ harbor: { pipFindLinks: "/var/cache/reprobench/wheels" } }).harbor).FIND_LINKS).toBe("/var/cache/reprobench/wheels");
+    expect(installScriptEnv(seedConfig({ harbor: { extras: ["hf-sandbox"] } }).harbor).EXTRAS).toBe("hf-sandbox");
   });
 
   it("clones the seed's Terminal-Bench 2.1 at the pinned commit", () => {
