@@ -51,6 +51,7 @@ export const config: Command = {
         ...check.config,
         sshPrivateKeys: Object.fromEntries(Object.keys(check.config?.sshPrivateKeys ?? {}).map((k) => [k, SECRET_PLACEHOLDER])),
         proxyUpstream: check.config?.proxyUpstream === undefined ? undefined : SECRET_PLACEHOLDER,
+        hfToken: check.config?.hfToken === undefined ? undefined : SECRET_PLACEHOLDER,
       };
       console.log(JSON.stringify(shown, null, 2));
     } else {
