@@ -48,6 +48,7 @@ export function routerScriptEnv(config: ReprobenchConfig): Record<string, string
     ROUTER_URL: routerLocalUrl(config),
     EXPECTED_WORKERS: JSON.stringify(expectedRouterWorkers(config)),
     SERVED_MODEL_NAME: config.sglang.servedModelName,
+    MODEL_LISTED: config.sglang.engine === "vllm" ? "0" : "1",
     READY_TIMEOUT_SECONDS: String(r.workerStartupTimeoutSecs + 120),
   };
 }

@@ -7,7 +7,10 @@
 #   ROUTER_URL           http://<bind>:<port>
 #   API_KEY              the workers' key (secret)
 #   EXPECTED_WORKERS     JSON array of worker URLs as the router names them (http://ip:port@rank)
-#   SERVED_MODEL_NAME    the model id /v1/models must list
+#   SERVED_MODEL_NAME    the model id /v1/models must list, and the completion's model
+#   MODEL_LISTED         1 = the router's /v1/models must list it (SGLang workers: the router reads it from
+#                        /model_info); 0 = vLLM workers, which have no /model_info, so the 0.3.2 router lists
+#                        "unknown" — the completion with the model's name (which vLLM checks) proves the path
 #   READY_TIMEOUT_SECONDS
 set -euo pipefail
 : "${CONTAINER_NAME:?}" "${ROUTER_URL:?}"
@@ -38,8 +41,10 @@ done
 log "/readiness: $healthy healthy workers; /workers lists every DP rank"
 
 models=$(curl -fsS --max-time 30 "${auth[@]}" "$ROUTER_URL/v1/models") || die "/v1/models failed"
-jq -e --arg m "$SERVED_MODEL_NAME" 'any(.data[]; .id == $m)' <<<"$models" >/dev/null ||
-  die "/v1/models does not list $SERVED_MODEL_NAME: $models"
+if [ "${MODEL_LISTED:-1}" = 1 ]; then
+  jq -e --arg m "$SERVED_MODEL_NAME" 'any(.data[]; .id == $m)' <<<"$models" >/dev/null ||
+    die "/v1/models does not list $SERVED_MODEL_NAME: $models"
+fi
 
 body=$(jq -nc --arg m "$SERVED_MODEL_NAME" '{model: $m, max_tokens: 64, temperature: 0,
   messages: [{role: "user", content: "Reply with exactly READY."}]}')

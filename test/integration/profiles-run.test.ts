@@ -1,0 +1,89 @@
+// The seeds' other run profiles end to end on the simulated cluster, real engine and real Harbor 0.21:
+// the vLLM engine (seed 002 Run 2) behind sglang-router WITHOUT DP awareness (vLLM has no /server_info),
+// Terminus-2 over the 3-task dataset; then mini-swe-agent (seed 002 Run 3), which runs inside the task
+// containers and reaches the model through the model bridge on the docker gateway, its endpoint and key
+// in the agent env. The doubles play vLLM; the router and Harbor are real.
+import type { Stack } from "@pulumi/pulumi/automation";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClusterPlan } from "../../sim/cluster";
+import { repoRoot } from "../helpers/project";
+import { type SimStack, simStack } from "../helpers/sim-stack";
+
+let sim: SimStack;
+let plan: ClusterPlan;
+let stack: Stack;
+
+const host = (name: string) => plan.hosts.find((h) => h.name === name)!;
+const ssh = (name: string, command: string) => sim.ssh(name, command);
+const DOUBLE_IMAGE = "registry.sim:5000/reprobench/sglang-double:latest";
+
+/** Per-task reward and exception of a job, read from the trial result.json files on the runner. */
+async function trialOutcomes(jobDir: string): Promise<Record<string, { reward: number | null; exception: string | null }>> {
+  const out = await ssh("worker-b", `for t in ${jobDir}/*/result.json; do jq -c '{task: .task_name, reward: .verifier_result.rewards.reward, exception: .exception_info.exception_type}' "$t"; done`);
+  const outcomes: Record<string, { reward: number | null; exception: string | null }> = {};
+  for (const line of out.trim().split("\n").filter(Boolean)) {
+    const r = JSON.parse(line);
+    outcomes[String(r.task).replace(/^.*\//, "")] = { reward: r.reward ?? null, exception: r.exception ?? null };
+  }
+  return outcomes;
+}
+
+/** Chat requests each double answered (its /_double/stats), keyed by host. */
+async function requestsPerHost(): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const h of ["worker-a", "worker-b"]) {
+    const stats = JSON.parse(await ssh(h, `curl -fsS http://${host(h).ip}:30001/_double/stats`));
+    counts[h] = stats.requests_total;
+  }
+  return counts;
+}
+
+beforeAll(async () => {
+  sim = await simStack(
+    { name: "profiles", slot: 3 },
+    {
+      extraFiles: { "sim/dataset": path.join(repoRoot, "sim/dataset") },
+      baseline: (c) => {
+        // Seed 002 Run 2's engine on both sim workers; the router in front without --dp-aware.
+        c["reprobench:sglang"] = { ...c["reprobench:sglang"], engine: "vllm", maxMambaCacheSize: null };
+        c["reprobench:router"] = { ...(c["reprobench:router"] ?? {}), image: DOUBLE_IMAGE, dpAware: false, policy: "round_robin" };
+        c["reprobench:run"] = { ...c["reprobench:run"], jobNamePrefix: "sim-vllm-terminus2" };
+      },
+    },
+  );
+  ({ plan, stack } = sim);
+});
+
+afterAll(() => sim?.cleanup());
+
+describe("run profiles on the simulated cluster (real engine, real router, real Harbor)", () => {
+  it("vLLM engine behind a router without DP awareness: Terminus-2 gets reward 1, 1, 0 from both hosts", async () => {
+    const before = await requestsPerHost().catch(() => ({ "worker-a": 0, "worker-b": 0 }) as Record<string, number>);
+    const up = await stack.up({ onOutput: (o) => process.stdout.write(o) });
+    expect(up.summary.result).toBe("succeeded");
+    // The workers run `vllm serve MODEL` with vLLM's flags, entry point set explicitly.
+    const argv = JSON.parse(await ssh("worker-a", "docker inspect --format '{{json .Config.Entrypoint}} {{json .Config.Cmd}}' qwen38-worker-a | tr ' ' '\\n' | jq -cs 'add'"));
+    expect(argv.slice(0, 2)).toEqual(["vllm", "serve"]);
+    expect(argv).toContain("--tensor-parallel-size");
+    expect(argv).not.toContain("--tp-size");
+    // The gate recorded what vLLM reports (no /server_info): engine, model, context length.
+    const info = (up.outputs.workerServerInfo.value as string[]).map((s) => JSON.parse(s));
+    for (const i of info) expect(i).toMatchObject({ engine: "vllm", model: { id: "Qwen/Qwen3.8-27B", owned_by: "vllm", max_model_len: 262144 } });
+    // One router entry per worker, no @rank.
+    expect(JSON.parse(up.outputs.routerStatus.value as string).workers).toEqual([`http://${host("worker-a").ip}:30001`, `http://${host("worker-b").ip}:30001`]);
+
+    const jobDir = `${up.outputs.jobsDir.value}/${up.outputs.jobName.value}`;
+    expect(up.outputs.jobState.value).toBe("finished");
+    const outcomes = await trialOutcomes(jobDir);
+    console.log("vLLM profile, Terminus-2 rewards per task:", JSON.stringify(outcomes));
+    expect(outcomes["hello-file"].reward).toBe(1);
+    expect(outcomes["sum-numbers"].reward).toBe(1);
+    expect(outcomes["sha-preimage"].reward).toBe(0);
+    const after = await requestsPerHost();
+    console.log("chat requests per host:", JSON.stringify(after));
+    for (const h of ["worker-a", "worker-b"]) expect(after[h], h).toBeGreaterThan(before[h] ?? 0);
+    const manifest = JSON.parse(await ssh("worker-b", `cat ${jobDir}.reprobench-manifest.json`));
+    expect(manifest.workers["worker-a"].engine).toBe("vllm");
+  });
+});
