@@ -5,7 +5,7 @@
 # script only fetches uv from astral.sh when `command -v uv` fails, and task containers cannot reach it).
 # `sim up` copies the result to the runner host at /var/cache/reprobench/agent-wheels; a task container
 # bind-mounts it and points uv at it (see sim/README.md, "mini-swe-agent"):
-#   UV_FIND_LINKS=/var/cache/reprobench/agent-wheels UV_NO_INDEX=1 UV_PYTHON_DOWNLOADS=never
+#   UV_FIND_LINKS=/var/cache/reprobench/agent-wheels UV_OFFLINE=1 UV_PYTHON_DOWNLOADS=never
 # Idempotent: a stamp records what a complete run fetched, so a second call returns at once.
 # Inputs (env, all optional):
 #   MSWEA_VERSION        mini-swe-agent release (default 2.4.6)

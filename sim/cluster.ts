@@ -41,6 +41,11 @@ export const JOBS_DIR = "/var/lib/reprobench/jobs";
 export const MODEL_DIR = "/var/lib/reprobench/models/sim-placeholder";
 /** Where the runner host keeps the wheelhouse (sim/wheelhouse.sh) the local stack installs from. */
 export const WHEELS_DIR = "/var/cache/reprobench/wheels";
+/**
+ * Where the runner host keeps the agent wheelhouse (sim/agent-wheelhouse.sh): mini-swe-agent + litellm[proxy]
+ * wheels and `bin/uv`, bind-mounted into task containers so Harbor's mini-swe-agent installs offline.
+ */
+export const AGENT_WHEELS_DIR = "/var/cache/reprobench/agent-wheels";
 /** The host that runs the router and Harbor in the local stack (as in seed 000). */
 export const RUNNER_HOST = "worker-b";
 
@@ -484,16 +489,18 @@ async function provisionHost(plan: ClusterPlan, host: HostPlan): Promise<void> {
     await docker(["cp", join(proxy, "reprobench-sim-proxy.service"), `${host.container}:/etc/systemd/system/reprobench-sim-proxy.service`]);
     await docker(["exec", host.container, "systemctl", "daemon-reload"]);
     await docker(["exec", host.container, "systemctl", "enable", "--now", "reprobench-sim-proxy.service"]);
-    // Harbor and the asciinema wheel install from here (harbor.pipFindLinks, toolBundle.asciinemaWheelUrl):
-    // the sim hosts cannot be assumed to reach PyPI. Copied once per wheelhouse content.
-    const wheels = simCacheDir("wheelhouse");
-    if (existsSync(wheels)) {
+    // Harbor and the asciinema wheel install from here (harbor.pipFindLinks, toolBundle.asciinemaWheelUrl),
+    // and task containers install mini-swe-agent from the agent wheelhouse: the sim hosts cannot be
+    // assumed to reach PyPI. Each is copied once per content.
+    for (const [cache, target] of [["wheelhouse", WHEELS_DIR], ["agent-wheelhouse", AGENT_WHEELS_DIR]] as const) {
+      const wheels = simCacheDir(cache);
+      if (!existsSync(wheels)) continue;
       const stamp = readdirSync(wheels).filter((f) => f.endsWith(".whl")).sort().join("\n");
-      const have = (await tryDocker(["exec", host.container, "cat", `${WHEELS_DIR}/.reprobench-stamp`])).stdout;
+      const have = (await tryDocker(["exec", host.container, "cat", `${target}/.reprobench-stamp`])).stdout;
       if (have !== stamp) {
-        await docker(["exec", host.container, "mkdir", "-p", WHEELS_DIR]);
-        await docker(["cp", `${wheels}/.`, `${host.container}:${WHEELS_DIR}`], 600_000);
-        await mustRun(["docker", "exec", "-i", host.container, "sh", "-c", `cat > ${WHEELS_DIR}/.reprobench-stamp`], { input: stamp });
+        await docker(["exec", host.container, "mkdir", "-p", target]);
+        await docker(["cp", `${wheels}/.`, `${host.container}:${target}`], 600_000);
+        await mustRun(["docker", "exec", "-i", host.container, "sh", "-c", `cat > ${target}/.reprobench-stamp`], { input: stamp });
       }
     }
   }
@@ -608,8 +615,10 @@ export async function simUp(options: SimOptions & { hosts?: number }): Promise<U
     }
     if (state !== "running") await docker(["start", host.container]);
   }
-  const wheelhouse = await run(["bash", join(root, "sim", "wheelhouse.sh")], { timeoutMs: 1_200_000 });
-  if (wheelhouse.code !== 0) throw new Error(`sim/wheelhouse.sh failed: ${wheelhouse.stderr.trim().split("\n").slice(-5).join("\n")}`);
+  for (const script of ["wheelhouse.sh", "agent-wheelhouse.sh"]) {
+    const filled = await run(["bash", join(root, "sim", script)], { timeoutMs: 1_200_000 });
+    if (filled.code !== 0) throw new Error(`sim/${script} failed: ${filled.stderr.trim().split("\n").slice(-5).join("\n")}`);
+  }
   for (const host of plan.hosts) {
     await waitSystemd(host, log);
     await provisionHost(plan, host);

@@ -2,21 +2,20 @@
 # End-to-end proof on THIS machine that Harbor's `mini-swe-agent` agent installs offline inside a sim
 # task container and solves sim/dataset against the SGLang test double (tool-call protocol).
 #
-# What it does (every wait bounded; nothing leaves the machine: uv and pip only read local wheels, the
-# model is the double on the docker0 gateway):
+# What it does (every wait bounded; nothing leaves the machine):
 #   1. fills ~/.cache/reprobench/{wheelhouse,agent-wheelhouse} (sim/wheelhouse.sh, sim/agent-wheelhouse.sh)
 #   2. a Harbor venv from the wheelhouse (offline)
 #   3. builds sim/images/task-base and the task images under a private local tag prefix (a copy of the
 #      dataset points at them), so the sim's own registry.sim tags are not touched
-#   4. starts the double (sim-default.json) on DOUBLE_HOST:DOUBLE_PORT
-#   5. `harbor run` with a job config carrying exactly what the sim runner must give a task container:
-#      environment.env (uv offline + litellm offline) and environment.mounts (wheel dir + uv binary)
-#   6. prints one line per trial (task, reward, exception) and exits 0 only when every reward equals the
+#   4. `harbor run` with a job config carrying exactly what the sim runner must give a task container:
+#      environment.env (uv and litellm offline) and environment.mounts (wheel dir + uv binary). An extra
+#      compose file puts the double (sim-default.json, from the source tree) next to each task container
+#      as service `model` and makes the trial's network `internal`: the agent reaches the double and
+#      nothing else, so an install or agent step that tried the internet would fail the run.
+#   5. prints one line per trial (task, reward, exception) and exits 0 only when every reward equals the
 #      task's [metadata].expected_reward.
 # Inputs (env, all optional):
 #   TASKS            space-separated task dirs of sim/dataset (default: hello-file sum-numbers sha-preimage)
-#   DOUBLE_HOST      address the double binds; must be reachable from containers (default: docker0's IPv4)
-#   DOUBLE_PORT      default 30555
 #   PYTHON313        CPython 3.13 for the Harbor venv (default: python3.13, else pyenv's 3.13.*)
 #   HARBOR_VENV      default ~/.cache/reprobench/mswea-harbor-venv
 #   WORK_DIR         jobs, logs and the dataset copy (default: a new mktemp -d; kept for inspection)
@@ -25,7 +24,6 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
 TASKS=${TASKS:-hello-file sum-numbers sha-preimage}
-DOUBLE_PORT=${DOUBLE_PORT:-30555}
 HARBOR_VENV=${HARBOR_VENV:-$HOME/.cache/reprobench/mswea-harbor-venv}
 N_CONCURRENT=${N_CONCURRENT:-3}
 WORK_DIR=${WORK_DIR:-$(mktemp -d /tmp/mswea-local.XXXXXX)}
@@ -37,10 +35,6 @@ say() { echo "mswea-local: $*" >&2; }
 started=$SECONDS
 
 docker info >/dev/null 2>&1 || die "no docker engine answers (start one with scripts/dockerd.sh)"
-if [ -z "${DOUBLE_HOST:-}" ]; then
-  DOUBLE_HOST=$(ip -4 -o addr show docker0 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -n1)
-  [ -n "$DOUBLE_HOST" ] || die "docker0 has no IPv4 address; set DOUBLE_HOST to an address containers can reach"
-fi
 if [ -z "${PYTHON313:-}" ]; then
   if command -v python3.13 >/dev/null 2>&1 && python3.13 -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null; then
     PYTHON313=python3.13
@@ -99,27 +93,28 @@ for task in $TASKS; do
 done
 say "images built ($((SECONDS - started)) s)"
 
-# 4. the double
-double_log="$WORK_DIR/double.log"
-PYTHONPATH="$root/sim/sglang-double" SGLANG_DOUBLE_SCENARIO="$root/sim/scenarios/sim-default.json" \
-  SGLANG_DOUBLE_LOAD_SECONDS=0 SGLANG_DOUBLE_HOST_TAG=mswea-local \
-  setsid python3 -m sglang.launch_server --model-path "$root/sim/sglang-double/tiny-model" \
-    --served-model-name Qwen/Qwen3.8-27B --host "$DOUBLE_HOST" --port "$DOUBLE_PORT" --dp-size 2 \
-    --reasoning-parser qwen3 --tool-call-parser qwen3_coder >"$double_log" 2>&1 &
-double_pid=$!
-# shellcheck disable=SC2317  # called by the EXIT trap
-cleanup() { kill -- "-$double_pid" 2>/dev/null || kill "$double_pid" 2>/dev/null || true; }
-trap cleanup EXIT
-for _ in $(seq 1 100); do
-  curl -fsS -m 2 "http://$DOUBLE_HOST:$DOUBLE_PORT/health" >/dev/null 2>&1 && break
-  kill -0 "$double_pid" 2>/dev/null || die "the double exited: $(tail -n 5 "$double_log")"
-  sleep 0.2
-done
-curl -fsS -m 2 "http://$DOUBLE_HOST:$DOUBLE_PORT/health" >/dev/null || die "the double is not healthy after 20 s"
-
-# 5. harbor run. The key is the double's placeholder; a real run passes its own through the host env.
+# 4. harbor run. The key is the double's placeholder; a real run passes its own through the host env.
 wheels_mount=/var/cache/reprobench/agent-wheels
 job_name=mswea-local
+cat >"$WORK_DIR/model-service.yaml" <<EOF
+services:
+  model:
+    image: reprobench/debian-base:trixie
+    command: [python3, -m, sglang.launch_server, --model-path, /double/tiny-model, --served-model-name, Qwen/Qwen3.8-27B,
+              --host, 0.0.0.0, --port, "30000", --dp-size, "2", --reasoning-parser, qwen3, --tool-call-parser, qwen3_coder]
+    environment:
+      PYTHONPATH: /double
+      PYTHONDONTWRITEBYTECODE: "1"
+      SGLANG_DOUBLE_SCENARIO: /scenarios/sim-default.json
+      SGLANG_DOUBLE_LOAD_SECONDS: "0"
+      SGLANG_DOUBLE_HOST_TAG: model
+    volumes:
+      - $root/sim/sglang-double:/double:ro
+      - $root/sim/scenarios:/scenarios:ro
+networks:
+  default:
+    internal: true
+EOF
 cat >"$WORK_DIR/job.yaml" <<EOF
 job_name: $job_name
 jobs_dir: $WORK_DIR/jobs
@@ -131,19 +126,20 @@ agents:
     model_name: openai/Qwen/Qwen3.8-27B
     env:
       OPENAI_API_KEY: "\${OPENAI_API_KEY}"
-      OPENAI_BASE_URL: http://$DOUBLE_HOST:$DOUBLE_PORT/v1
+      OPENAI_BASE_URL: http://model:30000/v1
 environment:
   type: docker
   delete: true
   env:
     UV_FIND_LINKS: $wheels_mount
-    UV_NO_INDEX: "1"
     UV_OFFLINE: "1"
     UV_PYTHON_DOWNLOADS: never
     LITELLM_LOCAL_MODEL_COST_MAP: "True"
   mounts:
     - {type: bind, source: $AGENT_WHEELHOUSE, target: $wheels_mount, read_only: true}
     - {type: bind, source: $AGENT_WHEELHOUSE/bin/uv, target: /usr/local/bin/uv, read_only: true}
+  extra_docker_compose:
+    - $WORK_DIR/model-service.yaml
 datasets:
   - path: $WORK_DIR/dataset
 EOF
@@ -155,7 +151,7 @@ harbor_rc=$?
 set -e
 say "harbor exited $harbor_rc after $((SECONDS - harbor_started)) s (log $WORK_DIR/harbor.log)"
 
-# 6. rewards vs expected_reward
+# 5. rewards vs expected_reward
 # shellcheck disable=SC2086  # TASKS is a list of words
 "$PYTHON313" - "$WORK_DIR/jobs/$job_name" "$root/sim/dataset" $TASKS <<'PY'
 import json, pathlib, sys, tomllib
