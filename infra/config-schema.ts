@@ -226,8 +226,11 @@ const sglangWorkerShape = {
   contextLength: positiveInt.nullable().default(262144),
   /** --max-running-requests per replica / vLLM --max-num-seqs (seed: 5, 20 over four replicas); null = the server decides. */
   maxRunningRequests: positiveInt.nullable().default(5),
-  /** --max-mamba-cache-size per replica (seed: 25); null = SGLang decides. */
-  maxMambaCacheSize: positiveInt.nullable().default(25),
+  /**
+   * --max-mamba-cache-size per replica (seed: 25); null = SGLang decides. Unset: 25 for SGLang, null for vLLM
+   * (an SGLang flag).
+   */
+  maxMambaCacheSize: positiveInt.nullable().optional(),
   /** --mem-fraction-static / vLLM --gpu-memory-utilization (seed: 0.90; seed 003: 0.85). */
   memFractionStatic: z
     .number()
@@ -330,8 +333,11 @@ export const routerSchema = z
     port: port.default(30000),
     /** --policy (seed: cache_aware). */
     policy: z.enum(["random", "round_robin", "cache_aware", "power_of_two", "manual"]).default("cache_aware"),
-    /** --dp-aware (seed: on): route to each worker's DP ranks individually (needs SGLang's /server_info: off for vLLM). */
-    dpAware: z.boolean().default(true),
+    /**
+     * --dp-aware (seed: on): route to each worker's DP ranks individually. It discovers the ranks through
+     * SGLang's /server_info, so unset means true for SGLang and false for vLLM.
+     */
+    dpAware: z.boolean().optional(),
     /** --balance-abs-threshold (seed: 1). */
     balanceAbsThreshold: nonNegativeInt.default(1),
     /** --balance-rel-threshold (seed: 1.2). */
@@ -655,8 +661,16 @@ export const configSchema = z
   })
   .strict()
   // Resolve "same as …" defaults so consumers never see null where a value is implied.
-  // (Not for vLLM: its image has no sglang-router, so the config rules ask for router.image instead.)
-  .transform((c) => ({ ...c, router: { ...c.router, image: c.router.image ?? (c.sglang.engine === "sglang" ? c.sglang.image : null) } }));
+  // Engine-dependent defaults. The router image is not defaulted for vLLM: its image has no sglang-router,
+  // so the config rules ask for router.image instead.
+  .transform((c) => {
+    const sglang = c.sglang.engine === "sglang";
+    return {
+      ...c,
+      sglang: { ...c.sglang, maxMambaCacheSize: c.sglang.maxMambaCacheSize === undefined ? (sglang ? 25 : null) : c.sglang.maxMambaCacheSize },
+      router: { ...c.router, image: c.router.image ?? (sglang ? c.sglang.image : null), dpAware: c.router.dpAware ?? sglang },
+    };
+  });
 
 /** The fully defaulted configuration. */
 export type ReprobenchConfig = z.infer<typeof configSchema>;

@@ -169,13 +169,15 @@ describe("seed 002 Run 2: vLLM gpt-oss-20b (Pulumi.gpt-oss-20b.yaml)", () => {
     expect(seed).toContain(`--model "${config.run.modelName}"`);
   });
 
-  it("several vLLM workers behind sglang-router: no --dp-aware, one URL per worker", () => {
+  it("several vLLM workers behind sglang-router: no --dp-aware, one URL per worker (the engine's defaults)", () => {
     const two = parse({
       ...minimalRealConfig(),
-      sglang: { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null },
-      router: { image: "lmsysorg/sglang:v0.5.23-runtime", dpAware: false },
+      sglang: { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" },
+      router: { image: "lmsysorg/sglang:v0.5.23-runtime" },
     });
     if (!two.ok) throw new Error(JSON.stringify(two.problems));
+    expect(two.config.router.dpAware).toBe(false);
+    expect(two.config.sglang.maxMambaCacheSize).toBe(null);
     expect(routerCommand(two.config)).not.toContain("--dp-aware");
     expect(expectedRouterWorkers(two.config)).toEqual(["http://10.0.0.11:30001", "http://10.0.0.12:30001"]);
     expect(routerScriptEnv(two.config).IMAGE).toBe("lmsysorg/sglang:v0.5.23-runtime");
@@ -184,10 +186,10 @@ describe("seed 002 Run 2: vLLM gpt-oss-20b (Pulumi.gpt-oss-20b.yaml)", () => {
 
 describe("rules for the engine and the router", () => {
   it.each([
-    ["dpAware with vLLM", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null }; r.router = { image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:router.dpAware", /server_info/],
-    ["no router image with vLLM", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null }; r.router = { dpAware: false }; }, "reprobench:router.image", /no router/],
+    ["dpAware with vLLM", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" }; r.router = { image: "lmsysorg/sglang:v0.5.23-runtime", dpAware: true }; }, "reprobench:router.dpAware", /server_info/],
+    ["no router image with vLLM", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" }; }, "reprobench:router.image", /no router/],
     ["an SGLang-only flag with vLLM", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null, attentionBackend: "flashinfer" }; r.router = { enabled: true, dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.attentionBackend", /no vLLM equivalent/],
-    ["the seed's mamba cache size with vLLM", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" }; r.router = { dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.maxMambaCacheSize", /null for sglang.engine vllm/],
+    ["a mamba cache size with vLLM", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: 25 }; r.router = { image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.maxMambaCacheSize", /null for sglang.engine vllm/],
     ["an SGLang launcher with vLLM", (r: any) => { r.sglang = { engine: "vllm", launcher: "sglang serve", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null }; r.router = { dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.launcher", /"vllm serve"/],
     ["a vLLM-managed flag in extraArgs", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null, extraArgs: ["--max-model-len=4096"] }; r.router = { dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.extraArgs[0]", /managed/],
     ["a router role with the router off", (r: any) => { r.router = { enabled: false }; }, "reprobench:hosts[1].roles", /router.enabled is false/],
