@@ -4,6 +4,7 @@ import { z } from "zod";
 import {
   configSchema,
   type Host,
+  LAUNCHERS,
   type ReprobenchConfig,
   SECRET_KEYS,
   SECRET_PLACEHOLDER,
@@ -12,7 +13,6 @@ import {
   parseCidr,
   parseIpv4,
 } from "./config-schema";
-import { LAUNCHERS } from "./config-schema";
 import {
   IN_CONTAINER_AGENTS, HOST_SIDE_AGENTS, MODEL_FREE_AGENTS, ROUTER_MANAGED_FLAGS, SGLANG_MANAGED_FLAGS, SGLANG_ONLY_SETTINGS,
   VLLM_MANAGED_FLAGS, agentPlacement, hostsWithRole, settingValue, workerSettings,
@@ -593,6 +593,9 @@ function profileProblems(config: ReprobenchConfig): ConfigProblem[] {
   }
   if (run.reasoningEffort !== null && placement === "none") {
     out.push(problem(["run", "reasoningEffort"], `got ${JSON.stringify(run.reasoningEffort)}; expected null: agent ${run.agent} calls no model`));
+  }
+  if (run.containerApiBase !== null && placement !== "container") {
+    out.push(problem(["run", "containerApiBase"], `got ${JSON.stringify(run.containerApiBase)}; expected null: ${run.agent} does not run inside the task container (${placement === "host" ? "it calls the model from the runner" : "it calls no model"})`));
   }
   if (run.agentVersion !== null && placement !== "container") {
     out.push(problem(["run", "agentVersion"], `got ${JSON.stringify(run.agentVersion)}; expected null: ${run.agent} is not installed into the task container (its version is Harbor's)`));

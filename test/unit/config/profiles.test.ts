@@ -29,6 +29,10 @@ import { REPO, minimalRealConfig } from "./helpers";
 
 const SEEDS = join(REPO, "..", "shared", "seeds");
 
+/** Stack config and rendered objects as loosely typed trees, edited and read freely by these tests. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Loose = Record<string, any>;
+
 function stackRaw(name: string): Record<string, unknown> {
   return readStackFile(join(REPO, `Pulumi.${name}.yaml`));
 }
@@ -37,7 +41,7 @@ function parse(raw: Record<string, unknown>) {
   return parseConfig({ sshPrivateKeys: { default: SECRET_PLACEHOLDER }, proxyUpstream: SECRET_PLACEHOLDER, hfToken: SECRET_PLACEHOLDER, ...raw }, { requireSecrets: true });
 }
 
-function stack(name: string, edit?: (raw: Record<string, any>) => void): ReprobenchConfig {
+function stack(name: string, edit?: (raw: Loose) => void): ReprobenchConfig {
   const raw = stackRaw(name);
   edit?.(raw);
   const result = parse(raw);
@@ -46,7 +50,7 @@ function stack(name: string, edit?: (raw: Record<string, any>) => void): Reprobe
 }
 
 /** Problems (key → message) of a stack file after an edit. */
-function problems(name: string, edit: (raw: Record<string, any>) => void): Record<string, string> {
+function problems(name: string, edit: (raw: Loose) => void): Record<string, string> {
   const raw = stackRaw(name);
   edit(raw);
   const result = parse(raw);
@@ -114,7 +118,7 @@ describe("seed 003: SGLang FP8 on one H200 (Pulumi.h200-fp8.yaml)", () => {
   it("has no router: Harbor calls the worker on its private address, with reasoning_effort low", () => {
     expect(hostsWithRole(config, "router")).toEqual([]);
     expect(apiBase(config)).toBe("http://10.0.0.21:30000/v1");
-    const agent = (jobConfigObject(config, apiBase(config)).agents as Record<string, any>[])[0];
+    const agent = (jobConfigObject(config, apiBase(config)).agents as Loose[])[0];
     expect(agent.kwargs).toMatchObject({ api_base: "http://10.0.0.21:30000/v1", reasoning_effort: "low" });
     expect(jobConfigObject(config, apiBase(config))).toMatchObject({ n_concurrent_trials: 3, agent_timeout_multiplier: 4 });
   });
@@ -186,15 +190,15 @@ describe("seed 002 Run 2: vLLM gpt-oss-20b (Pulumi.gpt-oss-20b.yaml)", () => {
 
 describe("rules for the engine and the router", () => {
   it.each([
-    ["dpAware with vLLM", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" }; r.router = { image: "lmsysorg/sglang:v0.5.23-runtime", dpAware: true }; }, "reprobench:router.dpAware", /server_info/],
-    ["no router image with vLLM", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" }; }, "reprobench:router.image", /no router/],
-    ["an SGLang-only flag with vLLM", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null, attentionBackend: "flashinfer" }; r.router = { enabled: true, dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.attentionBackend", /no vLLM equivalent/],
-    ["a mamba cache size with vLLM", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: 25 }; r.router = { image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.maxMambaCacheSize", /null for sglang.engine vllm/],
-    ["an SGLang launcher with vLLM", (r: any) => { r.sglang = { engine: "vllm", launcher: "sglang serve", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null }; r.router = { dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.launcher", /"vllm serve"/],
-    ["a vLLM-managed flag in extraArgs", (r: any) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null, extraArgs: ["--max-model-len=4096"] }; r.router = { dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.extraArgs[0]", /managed/],
-    ["a router role with the router off", (r: any) => { r.router = { enabled: false }; }, "reprobench:hosts[1].roles", /router.enabled is false/],
+    ["dpAware with vLLM", (r: Loose) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" }; r.router = { image: "lmsysorg/sglang:v0.5.23-runtime", dpAware: true }; }, "reprobench:router.dpAware", /server_info/],
+    ["no router image with vLLM", (r: Loose) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" }; }, "reprobench:router.image", /no router/],
+    ["an SGLang-only flag with vLLM", (r: Loose) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null, attentionBackend: "flashinfer" }; r.router = { enabled: true, dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.attentionBackend", /no vLLM equivalent/],
+    ["a mamba cache size with vLLM", (r: Loose) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: 25 }; r.router = { image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.maxMambaCacheSize", /null for sglang.engine vllm/],
+    ["an SGLang launcher with vLLM", (r: Loose) => { r.sglang = { engine: "vllm", launcher: "sglang serve", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null }; r.router = { dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.launcher", /"vllm serve"/],
+    ["a vLLM-managed flag in extraArgs", (r: Loose) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null, extraArgs: ["--max-model-len=4096"] }; r.router = { dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.extraArgs[0]", /managed/],
+    ["a router role with the router off", (r: Loose) => { r.router = { enabled: false }; }, "reprobench:hosts[1].roles", /router.enabled is false/],
   ])("refuses %s", (_what, edit, key, message) => {
-    const raw = minimalRealConfig() as Record<string, any>;
+    const raw = minimalRealConfig() as Loose;
     edit(raw);
     const result = parse(raw);
     expect(result.ok).toBe(false);
@@ -213,7 +217,7 @@ describe("rules for the engine and the router", () => {
 describe("seed 002 Run 3: mini-swe-agent in the task container (Pulumi.h200-fp8-mswea.yaml)", () => {
   const config = stack("h200-fp8-mswea");
   const job = jobConfigObject(config, apiBase(config));
-  const agent = (job.agents as Record<string, any>[])[0];
+  const agent = (job.agents as Loose[])[0];
 
   it("wires endpoint and key through the agent env (Harbor's --ae), the key as a template only", () => {
     expect(agent).toMatchObject({ name: "mini-swe-agent", model_name: "openai/Qwen/Qwen3.8-27B-FP8" });
@@ -230,13 +234,13 @@ describe("seed 002 Run 3: mini-swe-agent in the task container (Pulumi.h200-fp8-
     expect(usesModelBridge(config)).toBe(true);
     expect(containerApiBase(config)).toBe("http://host.docker.internal:30080/v1");
     expect(modelBridgeScriptEnv(config)).toMatchObject({ BRIDGE_PORT: "30080", UPSTREAM_HOST: "10.0.0.21", UPSTREAM_PORT: "30000", CHECK_MODE: "direct" });
-    const env = (composeOverrideObject(config).services as any).main.environment;
+    const env = (composeOverrideObject(config).services as Loose).main.environment;
     expect(env.NO_PROXY.split(",")).toContain("host.docker.internal");
     expect(env.no_proxy).toBe(env.NO_PROXY);
     // Terminus-2 (on the runner) needs neither.
     const terminus = stack("h200-fp8");
     expect(usesModelBridge(terminus)).toBe(false);
-    expect((composeOverrideObject(terminus).services as any).main.environment.NO_PROXY).toBe("127.0.0.1,localhost");
+    expect((composeOverrideObject(terminus).services as Loose).main.environment.NO_PROXY).toBe("127.0.0.1,localhost");
   });
 
   it("switches thinking off server-side as Run 3 did", () => {
@@ -244,9 +248,10 @@ describe("seed 002 Run 3: mini-swe-agent in the task container (Pulumi.h200-fp8-
   });
 
   it.each([
-    ["reasoningEffort with an openai/ model (Harbor would use the Responses API)", (r: any) => (r.run.reasoningEffort = "low"), "reprobench:run.reasoningEffort", /Responses API/],
-    ["an agent reprobench cannot wire", (r: any) => (r.run.agent = "claude-code"), "reprobench:run.agent", /mini-swe-agent/],
-    ["agentVersion for Terminus-2", (r: any) => (r.run.agent = "terminus-2"), "reprobench:run.agentVersion", /not installed/],
+    ["reasoningEffort with an openai/ model (Harbor would use the Responses API)", (r: Loose) => (r.run.reasoningEffort = "low"), "reprobench:run.reasoningEffort", /Responses API/],
+    ["an agent reprobench cannot wire", (r: Loose) => (r.run.agent = "claude-code"), "reprobench:run.agent", /mini-swe-agent/],
+    ["agentVersion for Terminus-2", (r: Loose) => (r.run.agent = "terminus-2"), "reprobench:run.agentVersion", /not installed/],
+    ["a container URL for Terminus-2", (r: Loose) => Object.assign(r.run, { agent: "terminus-2", agentVersion: null, containerApiBase: "http://x:1/v1" }), "reprobench:run.containerApiBase", /from the runner/],
   ])("refuses %s", (_what, edit, key, message) => {
     expect(problems("h200-fp8-mswea", edit)[key]).toMatch(message);
   });
@@ -271,7 +276,7 @@ describe("seed 002 Run 3 on hf-sandbox (Pulumi.hf-sandbox.yaml), rendered only",
   it("renders --env hf-sandbox --ek flavor=cpu-upgrade --ek job_timeout=2h", () => {
     expect(job.environment).toEqual({ type: "hf-sandbox", kwargs: { flavor: "cpu-upgrade", job_timeout: "2h" } });
     expect(renderJobConfig(config, apiBase(config))).toContain("type: hf-sandbox");
-    const agent = (job.agents as Record<string, any>[])[0];
+    const agent = (job.agents as Loose[])[0];
     expect(agent.env.OPENAI_BASE_URL).toBe("https://h200.example.org/v1");
     expect(job).toMatchObject({ n_concurrent_trials: 3, agent_timeout_multiplier: 4 });
   });
@@ -287,13 +292,13 @@ describe("seed 002 Run 3 on hf-sandbox (Pulumi.hf-sandbox.yaml), rendered only",
   });
 
   it.each([
-    ["Harbor 0.21.0 (the pipefail/dash bug)", (r: any) => { r.harbor = { ...r.harbor, version: "0.21.0", wheelSha256: "c77d779a03f1a9e8ecb3c449e17f39a9728b82238832f1fd28632eb9426c0a21" }; }, "reprobench:harbor.version", /Illegal option -o pipefail/],
-    ["Harbor 0.22.0, still before the fix", (r: any) => { r.harbor = { ...r.harbor, version: "0.22.0" }; }, "reprobench:harbor.version", /0\.22\.1\.dev202609020403/],
-    ["the sandbox's 600 s idle default", (r: any) => (r.run.hfSandbox.jobTimeout = null), "reprobench:run.hfSandbox.jobTimeout", /600 s/],
-    ["a 10-minute job_timeout", (r: any) => (r.run.hfSandbox.jobTimeout = "10m"), "reprobench:run.hfSandbox.jobTimeout", /one exec/],
-    ["no public model URL", (r: any) => (r.run.containerApiBase = null), "reprobench:run.containerApiBase", /cannot reach/],
-    ["no hf-sandbox extra", (r: any) => (r.harbor.extras = []), "reprobench:harbor.extras", /huggingface-hub/],
-    ["runner bind mounts", (r: any) => (r.run.taskMounts = [{ source: "/a", target: "/b" }]), "reprobench:run.taskMounts", /cannot see/],
+    ["Harbor 0.21.0 (the pipefail/dash bug)", (r: Loose) => { r.harbor = { ...r.harbor, version: "0.21.0", wheelSha256: "c77d779a03f1a9e8ecb3c449e17f39a9728b82238832f1fd28632eb9426c0a21" }; }, "reprobench:harbor.version", /Illegal option -o pipefail/],
+    ["Harbor 0.22.0, still before the fix", (r: Loose) => { r.harbor = { ...r.harbor, version: "0.22.0" }; }, "reprobench:harbor.version", /0\.22\.1\.dev202609020403/],
+    ["the sandbox's 600 s idle default", (r: Loose) => (r.run.hfSandbox.jobTimeout = null), "reprobench:run.hfSandbox.jobTimeout", /600 s/],
+    ["a 10-minute job_timeout", (r: Loose) => (r.run.hfSandbox.jobTimeout = "10m"), "reprobench:run.hfSandbox.jobTimeout", /one exec/],
+    ["no public model URL", (r: Loose) => (r.run.containerApiBase = null), "reprobench:run.containerApiBase", /cannot reach/],
+    ["no hf-sandbox extra", (r: Loose) => (r.harbor.extras = []), "reprobench:harbor.extras", /huggingface-hub/],
+    ["runner bind mounts", (r: Loose) => (r.run.taskMounts = [{ source: "/a", target: "/b" }]), "reprobench:run.taskMounts", /cannot see/],
   ])("refuses %s", (_what, edit, key, message) => {
     expect(problems("hf-sandbox", edit)[key]).toMatch(message);
   });
