@@ -27,7 +27,27 @@ import {
 import { HF_SANDBOX_PIPEFAIL_FIX, compareHarborVersions } from "../../../infra/config-parse";
 import { REPO, minimalRealConfig } from "./helpers";
 
-const SEEDS = join(REPO, "..", "shared", "seeds");
+// The seed documents' commands, as written there (../shared/seeds is not part of a checkout).
+/** 003_d2cf58025e604973.txt §1 (and 002 Run 1): the SGLang server on one H200. */
+const SEED_003_SERVE = `sglang serve \\
+    --trust-remote-code \\
+    --model-path Qwen/Qwen3.8-27B-FP8 \\
+    --kv-cache-dtype fp8_e4m3 \\
+    --mem-fraction-static 0.85 \\
+    --attention-backend flashinfer \\
+    --chunked-prefill-size 32768 \\
+    --max-prefill-tokens 32768 \\
+    --reasoning-parser qwen3 \\
+    --tool-call-parser qwen3_coder \\
+    --mamba-full-memory-ratio 3.67 \\
+    --host 0.0.0.0 \\
+    --port 30000 \\
+    --mamba-radix-cache-strategy extra_buffer_lazy \\
+    --mamba-ssm-dtype float32`;
+/** 002_51f9376b37da563c.txt Run 3: the flag that switched thinking off. */
+const SEED_002_THINKING_OFF = `--default-chat-template-kwargs '{"enable_thinking": false}'`;
+/** 002_51f9376b37da563c.txt Run 2: the model as LiteLLM sees it. */
+const SEED_002_GPT_OSS_MODEL = `--model "openai/openai/gpt-oss-20b"`;
 
 /** Stack config and rendered objects as loosely typed trees, edited and read freely by these tests. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -57,12 +77,9 @@ function problems(name: string, edit: (raw: Loose) => void): Record<string, stri
   return result.ok ? {} : Object.fromEntries(result.problems.map((p) => [p.key, p.message]));
 }
 
-/** `--flag value` pairs (and bare flags → "") of the first `sglang serve` command in a seed document. */
-function seedServeFlags(file: string): Map<string, string> {
-  const text = readFileSync(join(SEEDS, file), "utf8");
-  const start = text.indexOf("sglang serve");
-  const block = text.slice(start, text.indexOf("```", start)).replace(/\\\n/g, " ");
-  const tokens = block.match(/'[^']*'|\S+/g)!.slice(2);
+/** `--flag value` pairs (and bare flags → "") of a seed's `sglang serve` command. */
+function seedServeFlags(command: string): Map<string, string> {
+  const tokens = command.replace(/\\\n/g, " ").match(/'[^']*'|\S+/g)!.slice(2);
   const flags = new Map<string, string>();
   for (let i = 0; i < tokens.length; i++) {
     if (!tokens[i].startsWith("--")) continue;
@@ -90,7 +107,7 @@ describe("seed 003: SGLang FP8 on one H200 (Pulumi.h200-fp8.yaml)", () => {
   const s = workerSettings(config, "h200");
 
   it("passes every flag of seed 003's sglang serve, with the seed's values", () => {
-    const seed = seedServeFlags("003_d2cf58025e604973.txt");
+    const seed = seedServeFlags(SEED_003_SERVE);
     const ours = argvFlags(serverCommand(s));
     expect(seed.size).toBeGreaterThanOrEqual(12);
     for (const [flag, value] of seed) {
@@ -125,9 +142,8 @@ describe("seed 003: SGLang FP8 on one H200 (Pulumi.h200-fp8.yaml)", () => {
 
   it("sglang.enableThinking false is seed 002 Run 3's --default-chat-template-kwargs, checked after start", () => {
     const off = workerSettings(stack("h200-fp8", (r) => (r.sglang.enableThinking = false)), "h200");
-    const seed = readFileSync(join(SEEDS, "002_51f9376b37da563c.txt"), "utf8");
     const value = argvFlags(serverCommand(off)).get("--default-chat-template-kwargs")!;
-    expect(seed).toContain(`--default-chat-template-kwargs '${value}'`);
+    expect(`--default-chat-template-kwargs '${value}'`).toBe(SEED_002_THINKING_OFF);
     expect(JSON.parse(value)).toEqual({ enable_thinking: false });
     expect(expectedServerInfo(off).default_chat_template_kwargs).toEqual({ enable_thinking: false });
     expect(workerScriptEnv(off).EXPECT_NO_REASONING).toBe("1");
@@ -169,8 +185,7 @@ describe("seed 002 Run 2: vLLM gpt-oss-20b (Pulumi.gpt-oss-20b.yaml)", () => {
   });
 
   it("model id openai/openai/gpt-oss-20b as in the seed", () => {
-    const seed = readFileSync(join(SEEDS, "002_51f9376b37da563c.txt"), "utf8");
-    expect(seed).toContain(`--model "${config.run.modelName}"`);
+    expect(`--model "${config.run.modelName}"`).toBe(SEED_002_GPT_OSS_MODEL);
   });
 
   it("several vLLM workers behind sglang-router: no --dp-aware, one URL per worker (the engine's defaults)", () => {
