@@ -2,12 +2,12 @@
 // 0.21 installs mini-swe-agent 2.4.6 offline inside each sim task container (uv + the agent wheelhouse,
 // bind-mounted; task-base carries the tools Harbor checks for), and the agent solves sim/dataset by tool
 // calls against the SGLang double. Rewards must equal each task's expected_reward.
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildImages, imageSpecs, resolveImages } from "../../sim/images";
+import { run } from "../../sim/exec";
 import { repoRoot } from "../helpers/project";
 
 const workDir = mkdtempSync(path.join(tmpdir(), "mswea-local-"));
@@ -24,14 +24,14 @@ beforeAll(async () => {
 describe("mini-swe-agent on sim/dataset (real Harbor, local dockerd, offline install)", () => {
   let output = "";
   let status: number | null = null;
-  beforeAll(() => {
-    const run = spawnSync("bash", [path.join(repoRoot, "sim/mswea-local.sh")], {
+  beforeAll(async () => {
+    // Asynchronously: a synchronous child would block the test worker, whose RPC to vitest then times out.
+    const result = await run(["bash", path.join(repoRoot, "sim/mswea-local.sh")], {
       env: { ...process.env, WORK_DIR: workDir },
-      encoding: "utf-8",
-      timeout: 15 * 60_000,
+      timeoutMs: 15 * 60_000,
     });
-    output = `${run.stdout}${run.stderr}`;
-    status = run.status;
+    output = `${result.stdout}${result.stderr}`;
+    status = result.code;
     console.log(output.split("\n").filter((l) => l.startsWith("mswea-local:") || l.includes("reward")).join("\n"));
   });
 
