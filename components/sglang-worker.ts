@@ -126,7 +126,7 @@ export class SglangWorker extends pulumi.ComponentResource {
       {
         connection: args.connection,
         // The script and its inputs stay readable in previews; only the key travels as a secret.
-        create: scriptWithEnv(["container-run", workerGateScript(args.settings)], env),
+        create: scriptWithEnv(["container-run", "server-health", workerGateScript(args.settings)], env),
         environment: { API_KEY: args.apiKey },
         check: scriptWithEnv("container-check", { CONTAINER_NAME: env.CONTAINER_NAME }),
         delete: scriptWithEnv("container-stop", { CONTAINER_NAME: env.CONTAINER_NAME, STOP_TIMEOUT: String(args.settings.stopTimeoutSecs) }),

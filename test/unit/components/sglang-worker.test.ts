@@ -13,12 +13,12 @@ import {
   workerSettings,
 } from "../../../infra/config";
 import { envPrelude, hostScript } from "../../../components/host-script";
-import { expectedServerInfo, workerDockerArgs, workerScriptEnv } from "../../../components/sglang-worker";
+import { expectedServerInfo, workerDockerArgs, workerGateScript, workerScriptEnv } from "../../../components/sglang-worker";
 
 const REPO = resolve(__dirname, "../../..");
 
 /** A committed stack file, optionally edited, through the real parser (secrets not required). */
-function stack(name: "prod" | "local" | "dev", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
+function stack(name: "prod" | "local" | "dev" | "gpt-oss-20b", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
   const raw = readStackFile(join(REPO, `Pulumi.${name}.yaml`));
   edit?.(raw);
   const result = parseConfig(raw, { requireSecrets: false });
@@ -290,11 +290,16 @@ function requiredInputs(script: string): string[] {
   return [...hostScript(script).matchAll(/\$\{([A-Z_][A-Z0-9_]*):\?\}/g)].map((m) => m[1]);
 }
 
-describe("workerScriptEnv against container-run.sh + sglang-worker.sh", () => {
-  it("supplies every input the script insists on, except API_KEY (sent as a secret environment)", () => {
-    const env = workerScriptEnv(workerSettings(stack("prod"), "worker-a"));
-    const required = [...new Set([...requiredInputs("container-run"), ...requiredInputs("sglang-worker")])];
-    expect(required).toContain("API_KEY");
-    expect(required.filter((name) => !(name in env))).toEqual(["API_KEY"]);
+describe("workerScriptEnv against container-run.sh + server-health.sh + the engine's gate", () => {
+  it.each([
+    ["prod", "worker-a", "sglang-worker"],
+    ["gpt-oss-20b", "l40s", "vllm-worker"],
+  ] as const)("Pulumi.%s.yaml: supplies every input the scripts insist on, except API_KEY (sent as a secret environment)", (name, host, gate) => {
+    const settings = workerSettings(stack(name), host);
+    expect(workerGateScript(settings)).toBe(gate);
+    const env = workerScriptEnv(settings);
+    const required = [...new Set([...requiredInputs("container-run"), ...requiredInputs("server-health"), ...requiredInputs(gate)])];
+    expect(required).toEqual(expect.arrayContaining(["API_KEY", "READY_TIMEOUT_SECONDS", "EXPECTED_JSON"]));
+    expect(required.filter((input) => !(input in env))).toEqual(["API_KEY"]);
   });
 });
