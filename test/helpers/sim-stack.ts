@@ -69,3 +69,20 @@ export async function simStack(
     },
   };
 }
+
+/** What one trial of a Harbor job scored, from its result.json. */
+export interface TrialOutcome {
+  reward: number | null;
+  exception: string | null;
+}
+
+/** Per-task reward and exception of a job, read from the trial result.json files on the runner (worker-b). */
+export async function trialOutcomes(sim: SimStack, jobDir: string): Promise<Record<string, TrialOutcome>> {
+  const out = await sim.ssh("worker-b", `for t in ${jobDir}/*/result.json; do jq -c '{task: .task_name, reward: .verifier_result.rewards.reward, exception: .exception_info.exception_type}' "$t"; done`);
+  const outcomes: Record<string, TrialOutcome> = {};
+  for (const line of out.trim().split("\n").filter(Boolean)) {
+    const r = JSON.parse(line);
+    outcomes[String(r.task).replace(/^.*\//, "")] = { reward: r.reward ?? null, exception: r.exception ?? null };
+  }
+  return outcomes;
+}

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterPlan } from "../../sim/cluster";
 import { repoRoot } from "../helpers/project";
-import { type SimStack, simStack } from "../helpers/sim-stack";
+import { type SimStack, simStack, trialOutcomes } from "../helpers/sim-stack";
 
 let sim: SimStack;
 let plan: ClusterPlan;
@@ -18,16 +18,6 @@ const host = (name: string) => plan.hosts.find((h) => h.name === name)!;
 const ssh = (name: string, command: string) => sim.ssh(name, command);
 const DOUBLE_IMAGE = "registry.sim:5000/reprobench/sglang-double:latest";
 
-/** Per-task reward and exception of a job, read from the trial result.json files on the runner. */
-async function trialOutcomes(jobDir: string): Promise<Record<string, { reward: number | null; exception: string | null }>> {
-  const out = await ssh("worker-b", `for t in ${jobDir}/*/result.json; do jq -c '{task: .task_name, reward: .verifier_result.rewards.reward, exception: .exception_info.exception_type}' "$t"; done`);
-  const outcomes: Record<string, { reward: number | null; exception: string | null }> = {};
-  for (const line of out.trim().split("\n").filter(Boolean)) {
-    const r = JSON.parse(line);
-    outcomes[String(r.task).replace(/^.*\//, "")] = { reward: r.reward ?? null, exception: r.exception ?? null };
-  }
-  return outcomes;
-}
 
 /** Chat requests each double answered (its /_double/stats), keyed by host. */
 async function requestsPerHost(): Promise<Record<string, number>> {
@@ -75,7 +65,7 @@ describe("run profiles on the simulated cluster (real engine, real router, real 
 
     const jobDir = `${up.outputs.jobsDir.value}/${up.outputs.jobName.value}`;
     expect(up.outputs.jobState.value).toBe("finished");
-    const outcomes = await trialOutcomes(jobDir);
+    const outcomes = await trialOutcomes(sim, jobDir);
     console.log("vLLM profile, Terminus-2 rewards per task:", JSON.stringify(outcomes));
     expect(outcomes["hello-file"].reward).toBe(1);
     expect(outcomes["sum-numbers"].reward).toBe(1);
@@ -109,7 +99,7 @@ describe("run profiles on the simulated cluster (real engine, real router, real 
     expect(up.outputs.modelBridgeListen.value).toMatch(/^\d+\.\d+\.\d+\.\d+:30080$/);
     const jobDir = `${up.outputs.jobsDir.value}/${up.outputs.jobName.value}`;
     expect(up.outputs.jobName.value).toMatch(/^sim-vllm-mswea-/);
-    const outcomes = await trialOutcomes(jobDir);
+    const outcomes = await trialOutcomes(sim, jobDir);
     console.log("mini-swe-agent rewards per task:", JSON.stringify(outcomes));
     expect(outcomes["hello-file"].reward).toBe(1);
     expect(outcomes["sum-numbers"].reward).toBe(1);

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterPlan } from "../../sim/cluster";
 import { repoRoot } from "../helpers/project";
-import { type LooseConfig, type SimStack, simStack } from "../helpers/sim-stack";
+import { type LooseConfig, type SimStack, simStack, trialOutcomes } from "../helpers/sim-stack";
 
 let sim: SimStack;
 let plan: ClusterPlan;
@@ -17,16 +17,6 @@ const host = (name: string) => plan.hosts.find((h) => h.name === name)!;
 const ssh = (name: string, command: string) => sim.ssh(name, command);
 const editConfig = (edit: (c: LooseConfig) => void) => sim.editConfig(edit);
 
-/** Per-task reward and exception of a job, read from the trial result.json files on the runner. */
-async function trialOutcomes(jobDir: string): Promise<Record<string, { reward: number | null; exception: string | null }>> {
-  const out = await ssh("worker-b", `for t in ${jobDir}/*/result.json; do jq -c '{task: .task_name, reward: .verifier_result.rewards.reward, exception: .exception_info.exception_type}' "$t"; done`);
-  const outcomes: Record<string, { reward: number | null; exception: string | null }> = {};
-  for (const line of out.trim().split("\n").filter(Boolean)) {
-    const r = JSON.parse(line);
-    outcomes[String(r.task).replace(/^.*\//, "")] = { reward: r.reward ?? null, exception: r.exception ?? null };
-  }
-  return outcomes;
-}
 
 /** Requests each double answered (its /_double/stats), keyed "host@rank". */
 async function doubleRequests(): Promise<Record<string, number>> {
@@ -69,7 +59,7 @@ describe("benchmark run on the simulated cluster (real engine, real Harbor)", ()
     jobDir = `${up.outputs.jobsDir.value}/${name}`;
     expect(up.outputs.jobState.value).toBe("finished");
     expect(up.outputs.jobSummary.value).toMatchObject({ trials: 3, passed: 2, finished: true });
-    const outcomes = await trialOutcomes(jobDir);
+    const outcomes = await trialOutcomes(sim, jobDir);
     console.log("rewards per task:", JSON.stringify(outcomes));
     expect(outcomes["hello-file"].reward).toBe(1);
     expect(outcomes["sum-numbers"].reward).toBe(1);
@@ -116,7 +106,7 @@ describe("benchmark run on the simulated cluster (real engine, real Harbor)", ()
     editConfig((c) => (c.run = { ...c.run, agent: "oracle", jobNamePrefix: "sim-oracle" }));
     const up = await stack.up({ onOutput: () => undefined });
     oracleJobDir = `${up.outputs.jobsDir.value}/${up.outputs.jobName.value}`;
-    const outcomes = await trialOutcomes(oracleJobDir);
+    const outcomes = await trialOutcomes(sim, oracleJobDir);
     console.log("oracle rewards per task:", JSON.stringify(outcomes));
     expect(outcomes["hello-file"].reward).toBe(1);
     expect(outcomes["sum-numbers"].reward).toBe(1);
@@ -136,7 +126,7 @@ describe("benchmark run on the simulated cluster (real engine, real Harbor)", ()
     console.log(out.filter((l) => l.includes("harbor-stop")).join(""));
     const trials = (await ssh("worker-b", `ls -d ${job}/*/`)).trim().split("\n").filter(Boolean);
     expect(trials.length).toBeGreaterThan(0);
-    const outcomes = await trialOutcomes(job);
+    const outcomes = await trialOutcomes(sim, job);
     console.log("after destroy mid-run:", JSON.stringify(outcomes), await ssh("worker-b", `jq -c '{finished_at, n_cancelled: .stats.n_cancelled_trials}' ${job}/result.json`));
     expect(Object.keys(outcomes).length).toBe(trials.length);
     expect(await ssh("worker-b", "docker ps -aq --filter label=com.docker.compose.project | wc -l")).toBe("0\n");
