@@ -35,8 +35,8 @@ DISAGGREGATION_MODES = ["null", "prefill", "decode"]
 LOG_LEVELS = ["debug", "info", "warning", "error", "critical"]
 
 
-def _json_dict(text: str) -> Dict[str, Any]:
-    # SGLang parses --default-chat-template-kwargs / --json-model-override-args with json.loads.
+def json_object(text: str) -> Dict[str, Any]:
+    # SGLang (and vLLM) parse their JSON flags, e.g. --default-chat-template-kwargs, with json.loads.
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
@@ -135,7 +135,7 @@ FLAGS: List[FlagSpec] = [
     # Parsers and chat templates
     (["--reasoning-parser"], "reasoning_parser", str, None, REASONING_PARSERS),
     (["--tool-call-parser"], "tool_call_parser", str, None, TOOL_CALL_PARSERS),
-    (["--default-chat-template-kwargs"], "default_chat_template_kwargs", _json_dict, None, None),
+    (["--default-chat-template-kwargs"], "default_chat_template_kwargs", json_object, None, None),
     # Feature switches
     (["--enable-metrics"], "enable_metrics", "flag", False, None),
     (["--enable-metrics-for-all-schedulers"], "enable_metrics_for_all_schedulers", "flag", False, None),

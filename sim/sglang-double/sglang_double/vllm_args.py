@@ -18,6 +18,8 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .args import json_object
+
 # vLLM's default model when `vllm serve` gets none (ModelConfig.model).
 DEFAULT_MODEL = "Qwen/Qwen3-0.6B"
 
@@ -71,16 +73,6 @@ def human_readable_int(text: str) -> int:
     if suffix.isupper() and value != int(value):
         raise argparse.ArgumentTypeError(f"a binary suffix needs a whole number, got {text!r}")
     return int(value)
-
-
-def json_object(text: str) -> Dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r} ({err.msg})") from err
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
-    return value
 
 
 # (flags, dest, kind, default, choices). kind: a callable type, "flag" (store_true), "bool" (vLLM's
