@@ -289,13 +289,20 @@ describe("real sglang-router 0.3.2 in front of two vLLM-mode doubles (no --dp-aw
     await stopAll([...routers, ...doubles.map((d) => d.process), ...keyed.map((d) => d.process)]);
   });
 
-  async function waitReadiness(routerUrl: string, router: ManagedProcess, headers: Record<string, string> = {}): Promise<unknown> {
+  /**
+   * /readiness turns 200 as soon as ONE worker is healthy, and the router registers each worker when its
+   * own /health answers, so wait for the whole set (the doubles finish loading at slightly different times).
+   */
+  async function waitReadiness(routerUrl: string, router: ManagedProcess, headers: Record<string, string> = {}, workers = 2): Promise<unknown> {
     return waitFor(
-      "router /readiness 200",
+      `router /readiness 200 with ${workers} healthy workers`,
       async () => {
         if (!router.running) throw new Error(`router exited:\n${router.logs}`);
         const response = await fetch(`${routerUrl}/readiness`, { headers });
-        return response.status === 200 ? await response.json() : undefined;
+        if (response.status !== 200) throw new Error(`/readiness answered ${response.status}`);
+        const body = (await response.json()) as { healthy_workers?: number };
+        if (body.healthy_workers !== workers) throw new Error(`/readiness: ${JSON.stringify(body)}`);
+        return body;
       },
       60_000,
       100,
