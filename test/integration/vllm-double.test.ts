@@ -149,6 +149,15 @@ describe("vLLM-mode double: the `vllm` CLI", () => {
     expect(result.stderr).toMatch(/^usage: vllm serve/m);
     expect(result.stderr).toMatch(message);
   });
+
+  it("a broken scenario file stops `vllm serve` with exit 2 naming the bad key, as in SGLang mode", () => {
+    const result = runDoubleCli([vllmBin, "serve", tinyModelDir, "--port", "1"], {
+      SGLANG_DOUBLE_SCENARIO: `${__dirname}/../fixtures/sglang-double/bad-scenario.json`,
+    });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain("vllm-double: bad scenario (SGLANG_DOUBLE_SCENARIO)");
+    expect(result.stderr).toContain("rules[1].match.last_user_contain is not a known key");
+  });
 });
 
 describe("vLLM-mode double: HTTP contract", () => {

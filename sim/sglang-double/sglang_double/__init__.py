@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Optional, Sequence
 
 from .args import parse_server_args, resolve_server_args
-from .scenario import ScenarioError, load_scenario
+from .scenario import load_env_scenario
 
 
 def run(argv: Sequence[str], prog: str, positional_model: Optional[str] = None) -> int:
@@ -15,9 +13,7 @@ def run(argv: Sequence[str], prog: str, positional_model: Optional[str] = None) 
     from .server import serve
 
     args = resolve_server_args(parse_server_args(argv, prog, positional_model))
-    try:
-        scenario = load_scenario(os.environ.get("SGLANG_DOUBLE_SCENARIO"))
-    except ScenarioError as err:
-        sys.stderr.write(f"sglang-double: bad scenario (SGLANG_DOUBLE_SCENARIO): {err}\n")
+    scenario = load_env_scenario("sglang-double")
+    if scenario is None:
         return 2
     return serve(args, scenario)

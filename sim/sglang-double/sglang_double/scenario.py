@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -341,3 +342,12 @@ def load_scenario(path: Optional[str]) -> Scenario:
         except json.JSONDecodeError as err:
             raise ScenarioError(f"{path}: not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from err
     return parse_scenario(data, path)
+
+
+def load_env_scenario(tool: str) -> Optional[Scenario]:
+    """The scenario SGLANG_DOUBLE_SCENARIO names (both engine modes read it); None once stderr says why it is unusable."""
+    try:
+        return load_scenario(os.environ.get("SGLANG_DOUBLE_SCENARIO"))
+    except ScenarioError as err:
+        sys.stderr.write(f"{tool}: bad scenario (SGLANG_DOUBLE_SCENARIO): {err}\n")
+        return None

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 import uuid
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .args import SIMULATED_TOKEN_CAPACITY, public_server_args
 from .scenario import Conversation, Outcome, Reply, Scenario
@@ -752,6 +752,15 @@ def make_server(state: DoubleState, host: str, port: int, handler_class: type = 
     return server_class((host, port), handler)
 
 
+def stop_serving(state: DoubleState, server: DoubleHTTPServer, log: Callable[[str], Any]) -> None:
+    """Answer 503 from here on (SGLang and vLLM both refuse work while draining), then close the socket."""
+    with state.lock:
+        state.phase = SHUTTING_DOWN
+    log("shutting down")
+    server.shutdown()
+    server.server_close()
+
+
 def serve(args: Dict[str, Any], scenario: Scenario) -> int:
     """Run the double until SIGTERM/SIGINT; returns the process exit status."""
     host_tag = os.environ.get("SGLANG_DOUBLE_HOST_TAG") or socket.gethostname()
@@ -789,9 +798,5 @@ def serve(args: Dict[str, Any], scenario: Scenario) -> int:
         # The line SGLang prints when warm-up is done; scripts grep for it.
         log("The server is fired up and ready to roll!")
         stop.wait()
-    with state.lock:
-        state.phase = SHUTTING_DOWN
-    log("shutting down")
-    server.shutdown()
-    server.server_close()
+    stop_serving(state, server, log)
     return 0

@@ -25,8 +25,8 @@ import time
 import uuid
 from typing import Any, Dict, List, Optional, Sequence
 
-from .scenario import Scenario, ScenarioError, load_scenario
-from .server import READY, SHUTTING_DOWN, DoubleHandler, DoubleState, HttpError, _env_float, make_server
+from .scenario import Scenario, load_env_scenario
+from .server import READY, DoubleHandler, DoubleState, HttpError, _env_float, make_server, stop_serving
 from .vllm_args import parse_vllm_args
 
 VLLM_VERSION = "0.33.0"
@@ -241,20 +241,14 @@ def serve_vllm(args: Dict[str, Any], scenario: Scenario) -> int:
     log(f"Starting vLLM API server 0 on http://{args['host']}:{server.server_address[1]}")
     log("Application startup complete.")
     stop.wait()
-    with state.lock:
-        state.phase = SHUTTING_DOWN
-    log("shutting down")
-    server.shutdown()
-    server.server_close()
+    stop_serving(state, server, log)
     return 0
 
 
 def run_vllm(argv: Sequence[str], prog: str) -> int:
     """`vllm serve ...`: parse vLLM flags (exit 2 on a bad one), load the scenario, serve."""
     args = parse_vllm_args(argv, prog)
-    try:
-        scenario = load_scenario(os.environ.get("SGLANG_DOUBLE_SCENARIO"))
-    except ScenarioError as err:
-        sys.stderr.write(f"vllm-double: bad scenario (SGLANG_DOUBLE_SCENARIO): {err}\n")
+    scenario = load_env_scenario("vllm-double")
+    if scenario is None:
         return 2
     return serve_vllm(args, scenario)
