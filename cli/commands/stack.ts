@@ -1,55 +1,93 @@
-// `reprobench up|preview|down [--stack NAME]`: the Pulumi operations on a stack of this project, with
-// the project's toolchain and local backend (bin/reprobench sources scripts/env.sh). On the `local`
-// stack `up` first starts the simulated cluster; `down` leaves the cluster running (`sim down` ends it).
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+// `reprobench up|preview|down [--stack NAME] [options]`: the Pulumi operations on a stack of this project,
+// driven through the Automation API (cli/pulumi-stack.ts) with the project's toolchain and local backend
+// (bin/reprobench sources scripts/env.sh for these three commands only). Pulumi's output streams to the
+// terminal; a failed operation exits non-zero. On the `local` stack `up` first starts the simulated
+// cluster; `down` leaves the cluster running (`sim down` ends it).
 import { resolve } from "node:path";
 import type { Command } from "./index";
-import { simUp } from "../../sim/cluster";
 
 const root = resolve(__dirname, "..", "..");
 
+type Op = "up" | "preview" | "down";
+
+/** What an operation gets from the command line; the Automation API's option names. */
 export interface StackArgs {
   stack: string;
-  rest: string[];
+  refresh: boolean;
+  diff: boolean;
+  expectNoChanges: boolean;
+  target: string[];
+  replace: string[];
+  exclude: string[];
+  targetDependents: boolean;
+  excludeDependents: boolean;
+  parallel?: number;
+  message?: string;
 }
 
-/** `--stack NAME` (default local); everything else passes through to pulumi. */
-export function parseStackArgs(args: string[]): StackArgs {
-  let stack = "local";
-  const rest: string[] = [];
+const FLAGS: Record<string, { ops: Op[]; value?: true; help: string }> = {
+  "--stack": { ops: ["up", "preview", "down"], value: true, help: "stack name (default local)" },
+  "--refresh": { ops: ["up", "preview", "down"], help: "refresh the state from the hosts first" },
+  "--diff": { ops: ["up", "preview", "down"], help: "show a detailed diff (preview always does)" },
+  "--expect-no-changes": { ops: ["up", "preview"], help: "fail if anything would change" },
+  "--target": { ops: ["up", "preview", "down"], value: true, help: "only this resource URN (repeatable)" },
+  "--target-dependents": { ops: ["up", "preview", "down"], help: "with --target: also what depends on it" },
+  "--exclude": { ops: ["up", "preview", "down"], value: true, help: "skip this resource URN (repeatable)" },
+  "--exclude-dependents": { ops: ["up", "preview", "down"], help: "with --exclude: also what depends on it" },
+  "--replace": { ops: ["up", "preview"], value: true, help: "replace this resource URN (repeatable)" },
+  "--parallel": { ops: ["up", "preview", "down"], value: true, help: "at most N resource operations at once" },
+  "--message": { ops: ["up", "preview", "down"], value: true, help: "message for the update history" },
+  // Accepted for muscle memory: the CLI never prompts.
+  "--yes": { ops: ["up", "down"], help: "(implied)" },
+  "--skip-preview": { ops: ["up", "down"], help: "(implied)" },
+};
+const SHORT: Record<string, string> = { "-s": "--stack", "-r": "--refresh", "-t": "--target", "-p": "--parallel", "-m": "--message", "-y": "--yes", "-f": "--skip-preview" };
+
+export function usage(op: Op): string {
+  const lines = Object.entries(FLAGS)
+    .filter(([, f]) => f.ops.includes(op))
+    .map(([flag, f]) => `  ${`${flag}${f.value ? " VALUE" : ""}`.padEnd(24)} ${f.help}`);
+  return [`usage: reprobench ${op} [--stack NAME] [options]`, "", "options:", ...lines].join("\n");
+}
+
+/** Parses an operation's arguments; throws an Error naming the bad one. */
+export function parseStackArgs(args: string[], op: Op = "up"): StackArgs {
+  const out: StackArgs = { stack: "local", refresh: false, diff: op === "preview", expectNoChanges: false, target: [], replace: [], exclude: [], targetDependents: false, excludeDependents: false };
   for (let i = 0; i < args.length; i++) {
-    if (args[i] === "--stack" || args[i] === "-s") {
-      const value = args[++i];
-      if (!value || value.startsWith("-")) throw new Error("--stack needs a stack name (local, dev, prod, …)");
-      stack = value;
-    } else if (args[i].startsWith("--stack=")) {
-      stack = args[i].slice("--stack=".length);
-    } else {
-      rest.push(args[i]);
+    const [raw, inline] = args[i].startsWith("--") && args[i].includes("=") ? [args[i].slice(0, args[i].indexOf("=")), args[i].slice(args[i].indexOf("=") + 1)] : [args[i], undefined];
+    const flag = SHORT[raw] ?? raw;
+    const spec = FLAGS[flag];
+    if (!spec || !spec.ops.includes(op)) throw new Error(`unknown argument '${args[i]}' for '${op}'\n\n${usage(op)}`);
+    let value: string | undefined;
+    if (spec.value) {
+      value = inline ?? args[++i];
+      if (value === undefined || (inline === undefined && value.startsWith("-"))) throw new Error(`${flag} needs a value`);
+    } else if (inline !== undefined) {
+      throw new Error(`${flag} takes no value`);
+    }
+    switch (flag) {
+      case "--stack": out.stack = value!; break;
+      case "--refresh": out.refresh = true; break;
+      case "--diff": out.diff = true; break;
+      case "--expect-no-changes": out.expectNoChanges = true; break;
+      case "--target": out.target.push(value!); break;
+      case "--replace": out.replace.push(value!); break;
+      case "--exclude": out.exclude.push(value!); break;
+      case "--target-dependents": out.targetDependents = true; break;
+      case "--exclude-dependents": out.excludeDependents = true; break;
+      case "--parallel":
+        if (!/^[1-9]\d*$/.test(value!)) throw new Error(`--parallel: got '${value}'; expected a positive integer`);
+        out.parallel = Number(value);
+        break;
+      case "--message": out.message = value; break;
     }
   }
-  if (!/^[A-Za-z0-9_.-]+$/.test(stack)) throw new Error(`invalid stack name ${JSON.stringify(stack)}`);
-  return { stack, rest };
+  if (!/^[A-Za-z0-9_.-]+$/.test(out.stack)) throw new Error(`invalid stack name ${JSON.stringify(out.stack)}`);
+  return out;
 }
 
-function pulumi(args: string[]): number {
-  const r = spawnSync("pulumi", args, { cwd: root, stdio: "inherit" });
-  if (r.error) throw new Error(`cannot run pulumi (${r.error.message}); run it through bin/reprobench, which installs the toolchain`);
-  return r.status ?? 1;
-}
-
-function selectStack(stack: string): void {
-  if (!existsSync(resolve(root, `Pulumi.${stack}.yaml`))) throw new Error(`no stack file Pulumi.${stack}.yaml in ${root}`);
-  const code = pulumi(["stack", "select", "--create", stack, "--non-interactive"]);
-  if (code !== 0) throw new Error(`pulumi stack select ${stack} failed`);
-}
-
-/** Prints where the run's results and log are, from the stack outputs (when a run is configured). */
-function printRunLocation(stack: string): void {
-  const r = spawnSync("pulumi", ["stack", "output", "--json", "--stack", stack], { cwd: root, encoding: "utf8" });
-  if (r.status !== 0) return;
-  const out = JSON.parse(r.stdout || "{}") as Record<string, unknown>;
+/** Where the run's results and log are, from the stack outputs (when a run is configured). */
+export function runLocation(stack: string, out: Record<string, unknown>): string | undefined {
   const job = typeof out.jobName === "string" && !out.jobName.includes(" ") ? out.jobName : undefined;
   const lines = [
     ["job", job],
@@ -60,23 +98,70 @@ function printRunLocation(stack: string): void {
   ]
     .filter(([, v]) => v !== undefined && v !== null)
     .map(([k, v]) => `  ${k}: ${v}`);
-  if (lines.length > 0) console.log(`\nbenchmark run on the runner host:\n${lines.join("\n")}`);
-  if (stack === "local" && job) console.log(`  (reprobench sim down copies the jobs directory to .sim/results/ before removing the hosts)`);
+  if (lines.length === 0) return undefined;
+  const note = stack === "local" && job ? "\n  (reprobench sim down copies the jobs directory to .sim/results/ before removing the hosts)" : "";
+  return `\nbenchmark run on the runner host:\n${lines.join("\n")}${note}`;
 }
 
-function op(name: "up" | "preview" | "down", summary: string): Command {
+function op(name: Op, summary: string): Command {
   return {
     summary,
     async run(args) {
-      const { stack, rest } = parseStackArgs(args);
-      if (name === "up" && stack === "local") await simUp({ root });
-      selectStack(stack);
-      const code =
-        name === "up" ? pulumi(["up", "--stack", stack, "--yes", "--skip-preview", ...rest])
-        : name === "preview" ? pulumi(["preview", "--stack", stack, "--diff", ...rest])
-        : pulumi(["destroy", "--stack", stack, "--yes", ...rest]);
-      if (name === "up" && code === 0) printRunLocation(stack);
-      return code;
+      if (args.includes("--help") || args.includes("-h")) {
+        console.log(usage(name));
+        return 0;
+      }
+      let parsed: StackArgs;
+      try {
+        parsed = parseStackArgs(args, name);
+      } catch (err) {
+        console.error(`reprobench ${name}: ${(err as Error).message}`);
+        return 2;
+      }
+      // Loaded here, not at the top: the other commands must not need the Pulumi SDK or the sim code.
+      const { openStack } = await import("../pulumi-stack");
+      if (name === "up" && parsed.stack === "local") {
+        const { simUp } = await import("../../sim/cluster");
+        await simUp({ root });
+      }
+      const { stack, configFile } = await openStack(root, parsed.stack);
+      const common = {
+        configFile,
+        color: process.stdout.isTTY ? ("always" as const) : ("never" as const),
+        onOutput: (s: string) => void process.stdout.write(s),
+        onError: (s: string) => void process.stderr.write(s),
+        target: parsed.target,
+        exclude: parsed.exclude,
+        targetDependents: parsed.targetDependents,
+        excludeDependents: parsed.excludeDependents,
+        parallel: parsed.parallel,
+        message: parsed.message,
+        refresh: parsed.refresh,
+        diff: parsed.diff,
+      };
+      // Ctrl-C reaches pulumi through the terminal's process group and it stops gracefully; this
+      // process must stay to relay its output (a second Ctrl-C makes pulumi stop at once).
+      const onSigint = () => console.error("\nreprobench: waiting for pulumi to stop (Ctrl-C again forces it)");
+      process.on("SIGINT", onSigint);
+      try {
+        if (name === "up") {
+          const result = await stack.up({ ...common, replace: parsed.replace, expectNoChanges: parsed.expectNoChanges });
+          const where = runLocation(parsed.stack, Object.fromEntries(Object.entries(result.outputs).map(([k, v]) => [k, v.value])));
+          if (where) console.log(where);
+        } else if (name === "preview") {
+          await stack.preview({ ...common, replace: parsed.replace, expectNoChanges: parsed.expectNoChanges });
+        } else {
+          await stack.destroy(common);
+        }
+        return 0;
+      } catch (err) {
+        // Pulumi's own output (already streamed) says why; only name the failure and its exit code.
+        const code = Number(/^code: (-?\d+)/.exec((err as Error).message)?.[1] ?? 1);
+        console.error(`reprobench ${name}: pulumi ${name === "down" ? "destroy" : name} on stack ${parsed.stack} failed (exit code ${code})`);
+        return code > 0 ? code : 1;
+      } finally {
+        process.off("SIGINT", onSigint);
+      }
     },
   };
 }

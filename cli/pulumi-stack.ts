@@ -1,0 +1,77 @@
+// The Pulumi side of `reprobench up|preview|down`: a stack of this project through the Automation API
+// (LocalWorkspace, workDir = the checkout), with the environment bin/reprobench got from scripts/env.sh
+// (pulumi on PATH, PULUMI_HOME, backend, passphrase).
+//
+// The tracked stack files stay exactly as committed. Pulumi writes per-checkout settings into the stack
+// file it uses (the passphrase's `encryptionsalt` on `stack init`, and it re-serialises the YAML when it
+// saves), so every operation runs with `--config-file` pointing at a copy under STACK_CONFIG_DIR
+// (ignored by git) that is refreshed from the tracked file first. The salt itself lives in the stack's
+// state, where `stack init` puts it too; PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER makes Pulumi read it
+// from there when the copy has none. A salt or secrets provider committed in the tracked file is honoured.
+import { copyFileSync, existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { LocalWorkspace, PulumiCommand, Stack, StackNotFoundError } from "@pulumi/pulumi/automation";
+
+/** Project-relative directory of the CLI's per-checkout copies of the stack files. */
+export const STACK_CONFIG_DIR = ".pulumi-state/stack-config";
+
+/** Environment every Pulumi command of the CLI gets on top of the process's. */
+export const PULUMI_ENV: Readonly<Record<string, string>> = { PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER: "true" };
+
+export interface StackConfigCopy {
+  /** A directory with a copy of Pulumi.yaml: `stack init` runs here, so it writes nothing in the checkout. */
+  dir: string;
+  /** The copy of Pulumi.<stack>.yaml every operation gets as `--config-file`. */
+  file: string;
+}
+
+/** Refreshes the per-checkout copy of Pulumi.yaml and Pulumi.<stack>.yaml from the tracked files. */
+export function refreshStackConfigCopy(root: string, stack: string): StackConfigCopy {
+  const tracked = join(root, `Pulumi.${stack}.yaml`);
+  if (!existsSync(tracked)) throw new Error(`no stack file Pulumi.${stack}.yaml in ${root} (stacks are the Pulumi.<name>.yaml files there)`);
+  const dir = join(root, STACK_CONFIG_DIR);
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(root, "Pulumi.yaml"), join(dir, "Pulumi.yaml"));
+  const file = join(dir, `Pulumi.${stack}.yaml`);
+  copyFileSync(tracked, file);
+  return { dir, file };
+}
+
+export interface OpenStack {
+  stack: Stack;
+  /** Pass as `configFile` to every operation. */
+  configFile: string;
+}
+
+/** Selects the stack in the checkout's workspace, creating it (outside the checkout's files) if needed. */
+export async function openStack(root: string, name: string): Promise<OpenStack> {
+  const copy = refreshStackConfigCopy(root, name);
+  let pulumiCommand: PulumiCommand;
+  try {
+    pulumiCommand = await PulumiCommand.get();
+  } catch (err) {
+    throw new Error(`cannot run pulumi (${(err as Error).message.split("\n")[0]}); run reprobench through bin/reprobench, which installs the toolchain`);
+  }
+  const options = { envVars: { ...PULUMI_ENV }, pulumiCommand };
+  const workspace = await LocalWorkspace.create({ ...options, workDir: root });
+  try {
+    return { stack: await Stack.select(name, workspace), configFile: copy.file };
+  } catch (err) {
+    if (!(err instanceof StackNotFoundError)) throw new Error(`pulumi stack select ${name}: ${pulumiStderr(err)}`);
+  }
+  // `stack init` writes the new salt into the stack file of its working directory: the copy's.
+  const initWorkspace = await LocalWorkspace.create({ ...options, workDir: copy.dir });
+  try {
+    await initWorkspace.createStack(name);
+    return { stack: await Stack.select(name, workspace), configFile: copy.file };
+  } catch (err) {
+    throw new Error(`pulumi stack init ${name}: ${pulumiStderr(err)}`);
+  }
+}
+
+/** The stderr part of an Automation API CommandError (its message is "code: … stdout: … stderr: …"). */
+export function pulumiStderr(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const m = /\n stderr: ([\s\S]*?)\n err\?: /.exec(message);
+  return (m ? m[1] : message).trim();
+}

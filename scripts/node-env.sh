@@ -1,0 +1,28 @@
+# shellcheck shell=bash
+# Source this for the reprobench commands that need only Node.js >= 22 and node_modules — everything but
+# the Pulumi operations (those source env.sh, which also builds the Pulumi CLI and plugins). Node comes
+# from PATH when new enough, else from the copies scripts/toolchain.sh caches; nothing is built here.
+_rb_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+_rb_node_ok() { [ -n "$1" ] && [ -x "$1" ] && [ "$("$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -ge 22 ]; }
+_rb_node=$(command -v node || true)
+if ! _rb_node_ok "$_rb_node"; then
+  _rb_found=$_rb_node
+  _rb_node=
+  for _rb_candidate in "${REPROBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reprobench}"/node-*/bin/node; do
+    if _rb_node_ok "$_rb_candidate"; then _rb_node=$_rb_candidate; fi
+  done
+  if [ -z "$_rb_node" ]; then
+    if [ -n "$_rb_found" ]; then _rb_found="$_rb_found $("$_rb_found" --version 2>/dev/null || true)"; else _rb_found="no node on PATH"; fi
+    printf 'reprobench: needs Node.js >= 22 (found: %s). Put one on PATH, or run scripts/toolchain.sh once (it installs Node 22 from the npm registry, and also builds the Pulumi CLI).\n' "$_rb_found" >&2
+    return 1
+  fi
+  PATH="$(dirname "$_rb_node"):$PATH"
+  export PATH
+fi
+# Same rule as scripts/toolchain.sh: install when missing or older than the lock file.
+if [ ! -f "$_rb_repo/node_modules/tsx/package.json" ] || [ "$_rb_repo/package-lock.json" -nt "$_rb_repo/node_modules/.package-lock.json" ]; then
+  printf 'reprobench: installing node_modules (npm ci)\n' >&2
+  (cd "$_rb_repo" && npm ci --ignore-scripts --no-audit --no-fund >&2)
+fi
+unset _rb_repo _rb_node _rb_found _rb_candidate
+unset -f _rb_node_ok
