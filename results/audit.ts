@@ -4,7 +4,7 @@ import { asRecord, HarborConfig, JobResult, parseTime, redactSecrets, secondsBet
 import { configDeviations } from "./leaderboard";
 import { Override } from "./overrides";
 import { AUDIT_SCHEMA_VERSION, AuditReport, AuditTrial, Outcome, Phases, Score, Tokens } from "./schema";
-import { Category, CATEGORIES, classifyTrial, Evidence, UNSCORED_CATEGORIES } from "./taxonomy";
+import { Category, CATEGORIES, classifyTrial, Evidence, isScored, scoringDependsOnLogs } from "./taxonomy";
 
 export interface TrialInput {
   job: string;
@@ -78,55 +78,87 @@ export function attemptsPerTask(jobs: readonly JobInput[]): number {
 }
 
 export const SELECTION_RULE =
-  "per task, trials are replayed oldest to newest by finished_at across all given jobs and passes (ties: the job " +
-  "given later wins) into attemptsPerTask slots; once the slots are full, a newer trial replaces the oldest trial " +
-  "that errored with an infra/setup/cancelled exception type, else the oldest trial. With one attempt per task " +
-  "this is simply the latest finished trial; replaced trials are superseded";
+  "per task, trials are replayed oldest to newest by finished_at (UTC offsets honoured) across all given jobs and " +
+  "passes into attemptsPerTask slots. A genuine trial (a reward, or an error the audit scores) takes a free slot, " +
+  "else the oldest unscored slot, else the oldest slot: the newest genuine result counts. An infra/setup/cancelled " +
+  "attempt takes a free slot or the oldest unscored slot, never a genuine one; when every slot is genuine it is " +
+  "superseded itself. Everything displaced is listed as superseded";
 
-/** Trials a mop-up pass exists to replace: unrewarded, with an infra/setup/cancelled exception type or message. */
-function replaceableFirst(t: TrialInput): boolean {
-  if (t.reward !== null || !t.exceptionType) return false;
-  const c = classifyTrial(t.reward, t.exceptionType, t.exceptionMessage, []).category;
-  return c !== null && UNSCORED_CATEGORIES.has(c);
+/** Why a trial does not count. */
+export type SupersededReason = "replaced-by-newer" | "unscored-after-genuine";
+
+export interface SupersededTrial {
+  trial: TrialInput;
+  reason: SupersededReason;
+  /** The trial that took its slot; for an unscored attempt with one slot, the genuine trial that kept it. */
+  by: TrialInput | null;
+}
+
+export interface TaskSelection {
+  /** Newest first. */
+  chosen: TrialInput[];
+  /** Newest first. */
+  superseded: SupersededTrial[];
+}
+
+/** Sort key: when the trial ended (else started), in epoch ms; timestamps with offsets compare as instants. */
+function trialTime(t: TrialInput): number {
+  return parseTime(t.finishedAt) ?? parseTime(t.startedAt) ?? -Infinity;
 }
 
 /**
  * Picks the trials that count. Harbor's own summary cannot be trusted across resume passes and rerun
- * jobs (seed 002), so newer trials replace older ones. With k attempts per task a rerun of two
- * infra-errored attempts must replace those two, not the two oldest (which may be genuine results).
+ * jobs (seed 002), so newer trials replace older ones — but only a genuine trial may replace a genuine
+ * one: an infra error or a cancellation in a later pass says nothing about the model (issue 13).
+ * `isGenuine` is the audit's own "scored" test, so selection and scoring never disagree.
  */
-export function selectLatest(
+export function selectCounted(
   jobs: readonly JobInput[],
   k: number,
-): Map<string, { chosen: TrialInput[]; superseded: TrialInput[] }> {
-  const byTask = new Map<string, { t: TrialInput; jobIndex: number; at: number }[]>();
+  isGenuine: (t: TrialInput) => boolean,
+): Map<string, TaskSelection> {
+  interface Entry {
+    t: TrialInput;
+    jobIndex: number;
+    at: number;
+    genuine: boolean;
+  }
+  const byTask = new Map<string, Entry[]>();
   jobs.forEach((job, jobIndex) => {
     for (const t of job.trials) {
       const list = byTask.get(t.task) ?? [];
-      list.push({ t, jobIndex, at: parseTime(t.finishedAt) ?? parseTime(t.startedAt) ?? -Infinity });
+      list.push({ t, jobIndex, at: trialTime(t), genuine: isGenuine(t) });
       byTask.set(t.task, list);
     }
   });
-  const out = new Map<string, { chosen: TrialInput[]; superseded: TrialInput[] }>();
+  const newestFirst = (a: { at: number; jobIndex: number }, b: { at: number; jobIndex: number }) => b.at - a.at || b.jobIndex - a.jobIndex;
+  const out = new Map<string, TaskSelection>();
   for (const task of [...byTask.keys()].sort()) {
     const list = byTask.get(task)!;
+    // Ties: the job given later on the command line is newer; then the trial name, for a stable order.
     list.sort((a, b) => a.at - b.at || a.jobIndex - b.jobIndex || (a.t.trial < b.t.trial ? -1 : a.t.trial > b.t.trial ? 1 : 0));
-    const slots: typeof list = [];
-    const superseded: typeof list = [];
+    const slots: Entry[] = [];
+    const superseded: (SupersededTrial & { entry: Entry })[] = [];
     for (const entry of list) {
       if (slots.length < k) {
         slots.push(entry);
         continue;
       }
       // Slots keep arrival order, so the first match is the oldest of its kind.
-      let victim = slots.findIndex((s) => replaceableFirst(s.t));
-      if (victim < 0) victim = 0;
-      superseded.push(slots[victim]);
+      let victim = slots.findIndex((s) => !s.genuine);
+      if (victim < 0 && entry.genuine) victim = 0;
+      if (victim < 0) {
+        superseded.push({ entry, trial: entry.t, reason: "unscored-after-genuine", by: k === 1 ? slots[0].t : null });
+        continue;
+      }
+      superseded.push({ entry: slots[victim], trial: slots[victim].t, reason: "replaced-by-newer", by: entry.t });
       slots.splice(victim, 1);
       slots.push(entry);
     }
-    const newestFirst = (a: (typeof list)[number], b: (typeof list)[number]) => b.at - a.at || b.jobIndex - a.jobIndex;
-    out.set(task, { chosen: slots.sort(newestFirst).map((x) => x.t), superseded: superseded.sort(newestFirst).map((x) => x.t) });
+    out.set(task, {
+      chosen: slots.sort(newestFirst).map((x) => x.t),
+      superseded: superseded.sort((a, b) => newestFirst(a.entry, b.entry)).map(({ trial, reason, by }) => ({ trial, reason, by })),
+    });
   }
   return out;
 }
@@ -188,27 +220,58 @@ function quantile(sorted: readonly number[], q: number): number | null {
 }
 
 export interface AuditOptions {
-  evidence?: ReadonlyMap<string, Evidence[]>;
+  /** Log evidence of one trial; called at most once per trial, and only when the audit needs it. */
+  evidenceFor?: (t: TrialInput) => readonly Evidence[];
   overrides?: readonly Override[];
   now?: Date;
 }
 
-/** Builds the whole audit report. Throws when an override names a task or trial that is not in the run. */
+type OverrideRecord = AuditReport["overrides"][number];
+
+/** What an override whose trial is not the counted one tells the reader, and why it is not applied. */
+function unappliedOverrideNote(o: Override, counted: readonly AuditTrial[], superseded: AuditReport["tasks"][number]["superseded"][number] | undefined): string {
+  const countedText = counted.map((t) => `${t.trial} (raw ${t.outcome})`).join(", ");
+  const why = !superseded
+    ? `is not in the given jobs (\`harbor job resume\` deletes the trials it re-runs)`
+    : superseded.reason === "replaced-by-newer"
+      ? `was replaced by the newer trial ${superseded.by ?? "?"}`
+      : "is an infra/setup/cancelled attempt that came after a genuine result and never counted";
+  const agrees = o.verdict !== "excluded" && counted.length > 0 && counted.every((t) => t.outcome === o.verdict);
+  return (
+    `override for task '${o.task}' names trial '${o.trial}', which ${why}; counted: ${countedText}. ` +
+    `The verdict was judged on that trial, so it is not applied` +
+    (agrees ? `; the counted trial's raw outcome is already ${o.verdict}` : `: re-judge the counted trial and name it in the override`)
+  );
+}
+
+/** Builds the whole audit report. Throws when an override names a task that is not in the run. */
 export function buildAudit(jobs: readonly JobInput[], opts: AuditOptions = {}): AuditReport {
   if (jobs.length === 0) throw new Error("audit needs at least one job directory");
-  const evidence = opts.evidence ?? new Map<string, Evidence[]>();
+  const evidenceCache = new Map<string, readonly Evidence[]>();
+  const evidenceOf = (t: TrialInput): Evidence[] => {
+    let ev = evidenceCache.get(t.path);
+    if (!ev) {
+      ev = opts.evidenceFor ? opts.evidenceFor(t) : [];
+      evidenceCache.set(t.path, ev);
+    }
+    return [...ev];
+  };
+  const isGenuine = (t: TrialInput): boolean => {
+    const ev = scoringDependsOnLogs(t.reward, t.exceptionType, t.exceptionMessage) ? evidenceOf(t) : [];
+    return isScored(t.reward, classifyTrial(t.reward, t.exceptionType, t.exceptionMessage, ev).category);
+  };
   const overrides = opts.overrides ?? [];
   const k = attemptsPerTask(jobs);
-  const selection = selectLatest(jobs, k);
+  const selection = selectCounted(jobs, k, isGenuine);
   const warnings: string[] = [];
 
   const tasks: AuditReport["tasks"] = [];
   for (const [task, { chosen, superseded }] of selection) {
     const trials: AuditTrial[] = chosen.map((t) => {
-      const ev = evidence.get(t.path) ?? [];
+      // Clean passes need no log evidence; everything else gets it for the taxonomy and the report.
+      const cleanPass = t.reward !== null && t.reward >= 1 && t.exceptionType === null;
+      const ev = cleanPass ? [] : evidenceOf(t);
       const c = classifyTrial(t.reward, t.exceptionType, t.exceptionMessage, ev);
-      const outcome = outcomeOf(t.reward);
-      const scored = outcome !== "errored" || !(c.category && UNSCORED_CATEGORIES.has(c.category));
       if (t.finishedAt === null) warnings.push(`${t.path}: result.json has no finished_at; ordered by started_at`);
       return {
         task,
@@ -218,26 +281,41 @@ export function buildAudit(jobs: readonly JobInput[], opts: AuditOptions = {}): 
         startedAt: t.startedAt,
         finishedAt: t.finishedAt,
         reward: t.reward,
-        outcome,
+        outcome: outcomeOf(t.reward),
         exceptionType: t.exceptionType,
         exceptionMessage: t.exceptionMessage,
         category: c.category,
         suspectedInfra: c.suspectedInfra,
-        scored,
+        scored: isScored(t.reward, c.category),
         durationSec: t.durationSec,
         phases: t.phases,
         tokens: t.tokens,
         evidence: ev,
       };
     });
-    tasks.push({ task, trials, supersededTrials: superseded.map((s) => s.path) });
+    tasks.push({
+      task,
+      trials,
+      supersededTrials: superseded.map((s) => s.trial.path),
+      superseded: superseded.map((s) => ({
+        trial: s.trial.trial,
+        path: s.trial.path,
+        finishedAt: s.trial.finishedAt,
+        outcome: outcomeOf(s.trial.reward),
+        exceptionType: s.trial.exceptionType,
+        scored: isGenuine(s.trial),
+        reason: s.reason,
+        by: s.by?.path ?? null,
+      })),
+    });
   }
 
   const allChosen = tasks.flatMap((t) => t.trials);
   const raw = computeScore(allChosen.map((t) => ({ ...t, excluded: false })));
 
-  // Overrides: validate every entry against the chosen trials, then score the corrected view.
-  const applied: AuditReport["overrides"] = [];
+  // Overrides: a verdict applies to the trial it was judged on. When that trial is not the counted one,
+  // say so (and what counts instead) rather than failing the whole audit.
+  const applied: OverrideRecord[] = [];
   const corrected = new Map<string, Scorable>(allChosen.map((t) => [t.path, { ...t, excluded: false }]));
   for (const o of overrides) {
     const entry = tasks.find((t) => t.task === o.task);
@@ -245,12 +323,25 @@ export function buildAudit(jobs: readonly JobInput[], opts: AuditOptions = {}): 
       const known = tasks.slice(0, 5).map((t) => t.task).join(", ");
       throw new Error(`override for task '${o.task}': no such task in the given jobs (tasks include: ${known}…)`);
     }
-    const targets = o.trial ? entry.trials.filter((t) => t.trial === o.trial || t.path === o.trial) : entry.trials;
+    const matches = (t: { trial: string; path: string }) => t.trial === o.trial || t.path === o.trial;
+    const targets = o.trial ? entry.trials.filter(matches) : entry.trials;
+    const counted = entry.trials.map((t) => ({ path: t.path, outcome: t.outcome }));
     if (targets.length === 0) {
-      throw new Error(
-        `override for task '${o.task}' names trial '${o.trial}', which is not a counted trial ` +
-          `(counted: ${entry.trials.map((t) => t.trial).join(", ")})`,
-      );
+      const superseded = entry.superseded.find(matches);
+      const note = unappliedOverrideNote(o, entry.trials, superseded);
+      warnings.push(note);
+      applied.push({
+        task: o.task,
+        trial: o.trial ?? null,
+        verdict: o.verdict,
+        reason: o.reason,
+        evidence: o.evidence,
+        rawOutcomes: [],
+        status: superseded ? "not-counted" : "not-found",
+        countedTrials: counted,
+        note,
+      });
+      continue;
     }
     for (const t of targets) {
       corrected.set(t.path, {
@@ -268,6 +359,9 @@ export function buildAudit(jobs: readonly JobInput[], opts: AuditOptions = {}): 
       reason: o.reason,
       evidence: o.evidence,
       rawOutcomes: targets.map((t) => t.outcome),
+      status: "applied",
+      countedTrials: counted,
+      note: null,
     });
   }
 

@@ -21,15 +21,37 @@ export function scoreLine(s: Score): string {
   return `${s.passed}/${s.nTrials} passed, mean ${mean} (${pct(s.mean)}); pass rate ${s.passed}/${s.scored} = ${pct(s.passRate)} over scored trials`;
 }
 
+/** Verdicts that changed the corrected score (an override whose trial no longer counts is not one). */
+export function appliedOverrides(r: AuditReport): AuditReport["overrides"] {
+  return r.overrides.filter((o) => o.status === "applied");
+}
+
+/** "3 superseded trials, 2 of them infra/setup/cancelled attempts that came after a genuine result". */
+export function supersededLine(r: AuditReport): string {
+  const all = r.tasks.flatMap((t) => t.superseded);
+  const keptOut = all.filter((s) => s.reason === "unscored-after-genuine").length;
+  return `${all.length} superseded trial(s), ${keptOut} of them infra/setup/cancelled attempts that came after a genuine result (which still counts)`;
+}
+
+/** One manual verdict as a line: the raw outcome it corrects, or why it was not applied. */
+export function overrideLine(o: AuditReport["overrides"][number]): string {
+  if (o.status === "applied") return `${o.task}: ${o.rawOutcomes.join("/")} → ${o.verdict}: ${o.reason} [evidence: ${o.evidence.join("; ")}]`;
+  return `${o.task}: ${o.verdict} NOT APPLIED (${o.status}): ${o.note}`;
+}
+
 /** The terminal summary printed by `reprobench audit`. */
 export function renderAuditText(r: AuditReport): string {
   const out: string[] = [];
   const raw = r.scores.raw;
   out.push(`jobs: ${r.jobs.map((j) => `${j.name}${j.complete ? "" : " (not finished)"}`).join(", ")}`);
-  out.push(`tasks: ${raw.nTasks}, counted trials: ${raw.nTrials} (${r.selection.attemptsPerTask} per task, latest finished_at wins)`);
+  out.push(`tasks: ${raw.nTasks}, counted trials: ${raw.nTrials} (${r.selection.attemptsPerTask} per task, newest genuine trial wins); ${supersededLine(r)}`);
   out.push(`outcomes: ${raw.passed} passed, ${raw.failed} failed, ${raw.errored} errored (${raw.unscored} infra/setup/cancelled, left out of the pass rate)`);
   out.push(`raw score:       ${scoreLine(raw)}`);
-  if (r.overrides.length) out.push(`corrected score: ${scoreLine(r.scores.corrected)} (${r.overrides.length} manual verdict(s), ${r.scores.corrected.excluded} excluded)`);
+  const applied = appliedOverrides(r);
+  if (r.overrides.length) {
+    const notApplied = r.overrides.length - applied.length;
+    out.push(`corrected score: ${scoreLine(r.scores.corrected)} (${applied.length} manual verdict(s) applied${notApplied ? `, ${notApplied} not applied` : ""}, ${r.scores.corrected.excluded} excluded)`);
+  }
   out.push(
     r.runConditions.leaderboardComparable
       ? "run conditions: leaderboard defaults"
@@ -54,7 +76,7 @@ export function renderAuditText(r: AuditReport): string {
   }
   if (r.overrides.length) {
     out.push("", "manual verdicts:");
-    for (const o of r.overrides) out.push(`  ${o.task}: ${o.rawOutcomes.join("/")} → ${o.verdict}: ${o.reason} [evidence: ${o.evidence.join("; ")}]`);
+    for (const o of r.overrides) out.push(`  ${overrideLine(o)}`);
   }
   if (r.warnings.length) {
     out.push("", "warnings:");

@@ -1,7 +1,7 @@
 // Reading Harbor job directories from disk into the pure audit/leaderboard inputs.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { buildAudit, JobInput, selectLatest, attemptsPerTask, trialInput } from "./audit";
+import { buildAudit, JobInput, trialInput } from "./audit";
 import { asRecord, HarborConfig, JobResult, JobResultSchema, TrialResultSchema } from "./harbor";
 import { JobSnapshot, SubmissionSnapshot } from "./leaderboard";
 import { Override } from "./overrides";
@@ -127,7 +127,10 @@ export interface AuditDirsOptions {
   now?: Date;
 }
 
-/** Reads the job dirs, scans the logs of the trials that count and did not cleanly pass, audits. */
+/**
+ * Reads the job dirs and audits them. Logs are scanned lazily: for counted trials that did not cleanly
+ * pass, and for unrewarded trials whose logs decide whether they are genuine results or infra errors.
+ */
 export function auditDirs(dirs: readonly string[], opts: AuditDirsOptions = {}): AuditReport {
   const jobs = dirs.map(readJob);
   const names = new Map<string, string>();
@@ -137,15 +140,11 @@ export function auditDirs(dirs: readonly string[], opts: AuditDirsOptions = {}):
     names.set(j.name, j.dir);
   }
   const jobDirByName = new Map(jobs.map((j) => [j.name, j.dir]));
-  const evidence = new Map<string, Evidence[]>();
-  for (const { chosen } of selectLatest(jobs, attemptsPerTask(jobs)).values()) {
-    for (const t of chosen) {
-      const cleanPass = t.reward !== null && t.reward >= 1 && t.exceptionType === null;
-      if (cleanPass) continue;
-      evidence.set(t.path, scanTrialEvidence(jobDirByName.get(t.job)!, t.path));
-    }
-  }
-  return buildAudit(jobs, { evidence, overrides: opts.overrides, now: opts.now });
+  return buildAudit(jobs, {
+    evidenceFor: (t) => scanTrialEvidence(jobDirByName.get(t.job)!, t.path),
+    overrides: opts.overrides,
+    now: opts.now,
+  });
 }
 
 /** Reads a leaderboard submission dir (`<agent>__<model>/metadata.yaml` + job dirs). */

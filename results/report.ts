@@ -2,7 +2,7 @@
 // a CSP that forbids every network fetch) from an AuditReport and the run manifest.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { duration, int, pct, scoreLine } from "./format";
+import { appliedOverrides, duration, int, pct, scoreLine, supersededLine } from "./format";
 import { LoadedManifest, manifestRows } from "./manifest";
 import { AuditReport, AuditTrial } from "./schema";
 import { CATEGORY_LABELS } from "./taxonomy";
@@ -35,10 +35,10 @@ export function renderMarkdown(r: AuditReport, manifest: LoadedManifest | null):
   out.push(r.runConditions.leaderboardComparable ? "Leaderboard defaults (timeout multiplier 1.0, no overrides)." : "**A reproduction, not a leaderboard submission:**");
   for (const d of r.runConditions.deviations) out.push(`- ${d}`);
   out.push("", "## Scores", "", "| | score |", "|---|---|", `| raw | ${scoreLine(r.scores.raw)} |`);
-  if (r.overrides.length) out.push(`| corrected (${r.overrides.length} manual verdicts) | ${scoreLine(r.scores.corrected)} |`);
+  if (r.overrides.length) out.push(`| corrected (${appliedOverrides(r).length} manual verdicts) | ${scoreLine(r.scores.corrected)} |`);
   const raw = r.scores.raw;
   out.push("", `${raw.nTasks} tasks, ${raw.nTrials} counted trials (${r.selection.attemptsPerTask} per task): ${raw.passed} passed, ${raw.failed} failed, ${raw.errored} errored, ${raw.unscored} left out of the pass rate as infra/setup/cancelled.`, "");
-  out.push(`Selection: ${r.selection.rule}.`, "");
+  out.push(`Selection: ${r.selection.rule}. ${supersededLine(r)}.`, "");
   out.push("## Tokens and time", "", "| | input | cache | output |", "|---|---|---|---|");
   out.push(`| counted trials | ${int(r.tokens.chosen.input)} | ${int(r.tokens.chosen.cache)} | ${int(r.tokens.chosen.output)} |`);
   out.push(`| all trials, all passes | ${int(r.tokens.allTrials.input)} | ${int(r.tokens.allTrials.cache)} | ${int(r.tokens.allTrials.output)} |`, "");
@@ -56,7 +56,19 @@ export function renderMarkdown(r: AuditReport, manifest: LoadedManifest | null):
   }
   if (r.overrides.length) {
     out.push("## Manual verdicts", "", "| task | raw | verdict | reason | evidence |", "|---|---|---|---|---|");
-    for (const o of r.overrides) out.push(`| ${md(o.task)} | ${o.rawOutcomes.join("/")} | ${o.verdict} | ${md(o.reason)} | ${md(o.evidence.join("; "))} |`);
+    for (const o of r.overrides) {
+      const verdict = o.status === "applied" ? o.verdict : `${o.verdict} — **not applied** (${o.status})`;
+      out.push(`| ${md(o.task)} | ${o.rawOutcomes.join("/") || "—"} | ${verdict} | ${md(o.reason)} | ${md(o.evidence.join("; "))} |`);
+    }
+    const notes = r.overrides.filter((o) => o.note).map((o) => `- ${md(o.note!)}`);
+    if (notes.length) out.push("", ...notes);
+    out.push("");
+  }
+  const superseded = r.tasks.flatMap((t) => t.superseded.map((s) => ({ task: t.task, ...s })));
+  if (superseded.length) {
+    out.push("## Superseded trials", "", "Not counted. `unscored-after-genuine`: an infra/setup/cancelled attempt that came after a genuine result, which still counts.", "");
+    out.push("| task | trial | outcome | exception | reason | counted instead / replaced by |", "|---|---|---|---|---|---|");
+    for (const s of superseded) out.push(`| ${md(s.task)} | \`${md(s.path)}\` | ${s.outcome} | ${s.exceptionType ?? ""} | ${s.reason} | ${s.by ? `\`${md(s.by)}\`` : ""} |`);
     out.push("");
   }
   out.push("## Per task", "", "| task | outcome | reward | exception | category | duration | tokens in / out | trial |", "|---|---|---|---|---|---|---|---|");
@@ -173,7 +185,10 @@ export function renderHtml(r: AuditReport, manifest: LoadedManifest | null, char
     .map((t) => `<tr><td>${esc(t.task)}</td><td class="${t.outcome}">${t.outcome}${t.suspectedInfra ? " (suspected infra)" : ""}</td><td>${t.evidence.map((e) => `<code>${esc(e.file)}:${e.line}</code> ${esc(e.signature)}<br><code>${esc(e.text)}</code>`).join("<br>")}</td></tr>`)
     .join("");
   const verdicts = r.overrides
-    .map((o) => `<tr><td>${esc(o.task)}</td><td>${esc(o.rawOutcomes.join("/"))}</td><td>${esc(o.verdict)}</td><td>${esc(o.reason)}</td><td>${esc(o.evidence.join("; "))}</td></tr>`)
+    .map(
+      (o) =>
+        `<tr><td>${esc(o.task)}</td><td>${esc(o.rawOutcomes.join("/") || "—")}</td><td>${esc(o.verdict)}${o.note ? `<br><b>not applied</b> (${esc(o.status)}): ${esc(o.note)}` : ""}</td><td>${esc(o.reason)}</td><td>${esc(o.evidence.join("; "))}</td></tr>`,
+    )
     .join("");
   const rows = r.tasks
     .flatMap((t) => t.trials)

@@ -3,7 +3,9 @@
 import { z } from "zod";
 import { CATEGORIES } from "./taxonomy";
 
-export const AUDIT_SCHEMA_VERSION = 1;
+// 2: selection keeps genuine results over later infra/cancelled attempts, so superseded trials may be newer
+// than counted ones; tasks[].superseded and overrides[].status/countedTrials/note added (issue 13).
+export const AUDIT_SCHEMA_VERSION = 2;
 
 const EvidenceSchema = z.object({
   signature: z.string(),
@@ -61,13 +63,34 @@ const ScoreSchema = z.object({
   passRate: z.number().nullable(),
 });
 
+const SupersededSchema = z.object({
+  trial: z.string(),
+  path: z.string(),
+  finishedAt: z.string().nullable(),
+  outcome: OutcomeSchema,
+  exceptionType: z.string().nullable(),
+  /** Whether it would have been scored: false for the infra/setup/cancelled attempts. */
+  scored: z.boolean(),
+  /** replaced-by-newer: a newer trial took its slot; unscored-after-genuine: it never displaced a genuine result. */
+  reason: z.enum(["replaced-by-newer", "unscored-after-genuine"]),
+  /** Path of the trial that took its slot (replaced-by-newer), or that kept it (one attempt per task); else null. */
+  by: z.string().nullable(),
+});
+
 const OverrideAppliedSchema = z.object({
   task: z.string(),
   trial: z.string().nullable(),
   verdict: z.enum(["passed", "failed", "excluded"]),
   reason: z.string(),
   evidence: z.array(z.string()),
+  /** Raw outcomes of the trials the verdict was applied to; empty when it was not applied. */
   rawOutcomes: z.array(OutcomeSchema),
+  /** applied; not-counted: the named trial is in the jobs but does not count; not-found: it is in none of them. */
+  status: z.enum(["applied", "not-counted", "not-found"]),
+  /** The task's counted trials, whatever the status. */
+  countedTrials: z.array(z.object({ path: z.string(), outcome: OutcomeSchema })),
+  /** Why the verdict was not applied and what counts instead; null when applied. */
+  note: z.string().nullable(),
 });
 
 export const AuditReportSchema = z.object({
@@ -99,6 +122,7 @@ export const AuditReportSchema = z.object({
       task: z.string(),
       trials: z.array(TrialSchema),
       supersededTrials: z.array(z.string()),
+      superseded: z.array(SupersededSchema),
     }),
   ),
   scores: z.object({ raw: ScoreSchema, corrected: ScoreSchema }),

@@ -82,10 +82,43 @@ export const EXCEPTION_CATEGORIES: Readonly<Record<string, Category>> = {
   AgentSafetyRefusalError: "agent_error",
 };
 
-/** Default `harbor job resume -f` set for a mop-up pass: infra + setup types, plus CancelledError. */
+/**
+ * Exception types that fail the same way when run again, so a mop-up pass does not re-run them by default.
+ * The first nine are Harbor 0.21's own list: the default of `RetryConfig.exclude_exceptions`
+ * (src/harbor/models/job/config.py at v0.21.0, commit 64afbbcb; harbor.md §2). Harbor's retry loop
+ * (`TrialQueue._should_retry_exception`, src/harbor/trial/queue.py) retries every other type, so Harbor
+ * treats everything else as transient. ApiKeyRejectedError is ours: a rejected key, like a missing login
+ * (AgentAuthenticationError), only changes when someone fixes the key.
+ */
+export const NON_TRANSIENT_TYPES: ReadonlySet<string> = new Set([
+  "AgentTimeoutError",
+  "VerifierTimeoutError",
+  "RewardFileNotFoundError",
+  "RewardFileEmptyError",
+  "VerifierOutputParseError",
+  "ApiUsageLimitError",
+  "AgentSafetyRefusalError",
+  "AgentAuthenticationError",
+  "ModelNotFoundError",
+  "ApiKeyRejectedError",
+]);
+
+/**
+ * Default `harbor job resume -f` set for a mop-up pass: the infra, setup and cancelled types that Harbor
+ * itself would retry. Authentication, unknown-model and usage-limit errors are unscored too, but stay
+ * out: re-running them burns a pass and fails again until the key, model name or quota is fixed.
+ */
 export function defaultMopUpErrorTypes(): string[] {
   return Object.entries(EXCEPTION_CATEGORIES)
-    .filter(([, c]) => c === "infra" || c === "setup" || c === "cancelled")
+    .filter(([t, c]) => UNSCORED_CATEGORIES.has(c) && !NON_TRANSIENT_TYPES.has(t))
+    .map(([t]) => t)
+    .sort();
+}
+
+/** Unscored types a mop-up skips by default because they would fail again the same way. */
+export function nonTransientUnscoredTypes(): string[] {
+  return Object.entries(EXCEPTION_CATEGORIES)
+    .filter(([t, c]) => UNSCORED_CATEGORIES.has(c) && NON_TRANSIENT_TYPES.has(t))
     .map(([t]) => t)
     .sort();
 }
@@ -227,6 +260,27 @@ export function classifyTrial(
   const msgCategory = categoryFromMessage(exceptionMessage ?? "");
   const resolved = msgCategory ?? fromLogs ?? known ?? "unknown";
   return { category: resolved, suspectedInfra: false };
+}
+
+/**
+ * Whether the audit scores a trial: every trial with a reward, and errored trials whose failure is the
+ * model's or agent's (not infra, setup or a cancellation).
+ */
+export function isScored(reward: number | null, category: Category | null): boolean {
+  return reward !== null || !(category !== null && UNSCORED_CATEGORIES.has(category));
+}
+
+/**
+ * Whether reading the trial's logs could change whether it is scored. Only unrewarded trials whose
+ * exception type (and message) leave the category open; selection reads logs only for those.
+ */
+export function scoringDependsOnLogs(reward: number | null, exceptionType: string | null, exceptionMessage: string | null): boolean {
+  if (reward !== null) return false;
+  if (!exceptionType) return true;
+  if (exceptionType === "AgentTimeoutError") return false;
+  const known = EXCEPTION_CATEGORIES[exceptionType];
+  if (known && known !== "agent_error") return false;
+  return categoryFromMessage(exceptionMessage ?? "") === null;
 }
 
 function categoryFromMessage(message: string): Category | null {

@@ -196,22 +196,52 @@ describe("scores", () => {
 describe("json schema", () => {
   it("validates against the versioned zod schema and round-trips through JSON", () => {
     const parsed = AuditReportSchema.parse(JSON.parse(JSON.stringify(report)));
-    expect(parsed.schemaVersion).toBe(1);
+    expect(parsed.schemaVersion).toBe(2);
     expect(parsed.kind).toBe("reprobench.audit");
     expect(parsed.selection.attemptsPerTask).toBe(1);
   });
 });
 
 describe("overrides file", () => {
-  it("rejects unknown verdicts, missing reasons and duplicates with the entry named", () => {
+  it("rejects unknown verdicts, missing reasons and duplicates naming the file, entry, task and field", () => {
     expect(() => parseOverrides("overrides:\n  - {task: a, verdict: maybe, reason: r, evidence: e}\n", "o.yaml")).toThrow(
-      "o.yaml: overrides.0.verdict: verdict 'maybe' is not one of passed, failed, excluded",
+      "o.yaml: overrides[0] (task 'a'): verdict 'maybe' is not one of passed, failed, excluded",
     );
-    expect(() => parseOverrides("- {task: a, verdict: pass, evidence: e}\n", "o.yaml")).toThrow(/o\.yaml: .*reason/);
+    expect(() => parseOverrides("- {task: a, verdict: pass, evidence: e}\n", "o.yaml")).toThrow("o.yaml: entry 0 (task 'a'): reason: missing (required)");
     expect(() => parseOverrides("- {task: a, verdict: pass, reason: r, evidence: e}\n- {task: a, verdict: fail, reason: r, evidence: e}\n", "o.yaml")).toThrow(
-      "task 'a' has two overrides",
+      "o.yaml: entry 1 (task 'a'): same task as entry 0; keep one",
     );
-    expect(() => parseOverrides("overides: []\n", "o.yaml")).toThrow(/expected `overrides:/);
+    expect(() => parseOverrides("overides: []\n", "o.yaml")).toThrow("o.yaml: (top level): unknown key(s) 'overides'; expected `overrides:");
+  });
+
+  it("a missing evidence names the entry and the field, not '(top level): Invalid input'", () => {
+    const text = "overrides:\n  - {task: a, verdict: pass, reason: r, evidence: e}\n  - {task: prove-plus-comm, verdict: pass, reason: proof compiles}\n";
+    expect(() => parseOverrides(text, "verdicts.yaml")).toThrow(/^verdicts\.yaml: overrides\[1\] \(task 'prove-plus-comm'\): evidence: missing \(required\)$/);
+  });
+
+  it("reports every malformed entry at once, each with its index and field", () => {
+    const text = [
+      "version: 1",
+      "overrides:",
+      "  - {task: a, verdict: pass, reason: r, evidence: e, trail: a__X}",
+      "  - just a string",
+      "  - {verdict: fail, reason: '', evidence: [1]}",
+    ].join("\n");
+    let message = "";
+    try {
+      parseOverrides(text, "o.yaml");
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message.split("\n")).toEqual([
+      "o.yaml: overrides[0] (task 'a'): trail: unknown field (fields: task, trial, verdict, reason, evidence)",
+      "o.yaml: overrides[1]: expected a mapping with task, verdict, reason, evidence",
+      "o.yaml: overrides[2]: task: missing (required)",
+      "o.yaml: overrides[2]: reason: is empty; say why the verdict differs from the raw outcome",
+      "o.yaml: overrides[2]: evidence: expected a string or a list of strings",
+    ]);
+    expect(() => parseOverrides("version: 2\noverrides: []\n", "o.yaml")).toThrow("o.yaml: version: 2 is not supported (only 1)");
+    expect(() => parseOverrides("overrides: {task: a}\n", "o.yaml")).toThrow("o.yaml: overrides: must be a list");
   });
 
   it("fails the audit when an override names a task that is not in the run", () => {
