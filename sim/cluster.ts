@@ -2,7 +2,8 @@
 // docker network, reachable from this machine over SSH on loopback — the `local` stack converges them
 // exactly as it would converge real GPU hosts. `simUp` is idempotent, `simDown` removes exactly what
 // carries our label (after copying benchmark results out), `simStatus` reports each host.
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { mustRun, run, waitFor, type RunResult } from "./exec";
 import {
@@ -23,6 +24,16 @@ export const ROLE_LABEL = "io.reprobench.sim.role";
 export const HOST_LABEL = "io.reprobench.sim.host";
 /** Which cluster a resource belongs to: "default" (what `reprobench sim` manages) or a test instance. */
 export const INSTANCE_LABEL = "io.reprobench.sim.instance";
+/**
+ * The checkout (project root) that made a resource: its .sim/ holds the keys that reach the hosts, so
+ * another checkout cannot use them ("Host key verification failed") and must not silently reuse them.
+ */
+export const CHECKOUT_LABEL = "io.reprobench.sim.checkout";
+/**
+ * Test and bench instances only: "pid:starttime" of the process that started them. While it runs the
+ * instance is in use; once it is gone the instance is stale and the next `simUp` of that name takes it over.
+ */
+export const LEASE_LABEL = "io.reprobench.sim.lease";
 /** The default cluster's network and registry (the values Pulumi.local.yaml is written for). */
 export const NETWORK = { name: "reprobench-sim", subnet: "172.31.250.0/24", gateway: "172.31.250.1" } as const;
 export const REGISTRY = {
@@ -158,10 +169,37 @@ export function planCluster(root: string, hostCount: number, instance: SimInstan
   };
 }
 
-/** Labels every resource of an instance carries. */
-export function simLabels(plan: InstanceLayout, extra: Record<string, string> = {}): string[] {
-  const labels: Record<string, string> = { [SIM_LABEL]: "1", [INSTANCE_LABEL]: plan.instance.name, ...extra };
+/** Labels every resource of an instance carries (the owner labels when the plan knows its checkout). */
+export function simLabels(plan: InstanceLayout & { root?: string }, extra: Record<string, string> = {}): string[] {
+  const labels: Record<string, string> = { [SIM_LABEL]: "1", [INSTANCE_LABEL]: plan.instance.name };
+  if (plan.root) labels[CHECKOUT_LABEL] = plan.root;
+  if (plan.root && plan.instance.name !== DEFAULT_INSTANCE.name) labels[LEASE_LABEL] = currentLease();
+  Object.assign(labels, extra);
   return Object.entries(labels).flatMap(([k, v]) => ["--label", `${k}=${v}`]);
+}
+
+/** "pid:starttime" of a running process (starttime tells a reused pid apart), or undefined if none runs. */
+export function processLease(pid: number): string | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // Field 22 (starttime), counted after the parenthesised command name, which may contain spaces.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return `${pid}:${fields[19]}`;
+}
+
+/** This process's lease. */
+export function currentLease(): string {
+  return processLease(process.pid) ?? `${process.pid}:?`;
+}
+
+/** Whether the process a lease label names still runs. */
+export function leaseAlive(lease: string): boolean {
+  const pid = Number(lease.split(":")[0]);
+  return Number.isInteger(pid) && pid > 0 && processLease(pid) === lease;
 }
 
 /**
@@ -169,7 +207,7 @@ export function simLabels(plan: InstanceLayout, extra: Record<string, string> = 
  * where plain --privileged fails (CAP_SYS_RESOURCE is not grantable), a volume of its own for
  * /var/lib/docker (overlay2 cannot nest on the container's overlay root), a fixed IP and SSH on loopback.
  */
-export function hostCreateArgs(plan: InstanceLayout, host: HostPlan, image: string): string[] {
+export function hostCreateArgs(plan: InstanceLayout & { root?: string }, host: HostPlan, image: string): string[] {
   return [
     "docker", "create",
     "--name", host.container,
@@ -191,7 +229,7 @@ export function hostCreateArgs(plan: InstanceLayout, host: HostPlan, image: stri
   ];
 }
 
-export function registryRunArgs(plan: InstanceLayout, image: string): string[] {
+export function registryRunArgs(plan: InstanceLayout & { root?: string }, image: string): string[] {
   return [
     "docker", "run", "-d",
     "--name", plan.registry.container,
@@ -297,13 +335,18 @@ export function clusterJson(plan: ClusterPlan, images: ClusterImages): object {
 export interface SimArgs {
   action: "up" | "down" | "status";
   hosts?: number;
+  /** up: take over a cluster another checkout started (its job results are copied here first). */
+  takeOver: boolean;
   discardResults: boolean;
   purgeImages: boolean;
   json: boolean;
 }
 
 export const SIM_USAGE = [
-  "usage: reprobench sim up [--hosts N]           start (or complete) the simulated cluster; idempotent",
+  "usage: reprobench sim up [--hosts N] [--take-over]",
+  "                                                start (or complete) the simulated cluster; idempotent.",
+  "                                                --take-over: the cluster was started by another checkout;",
+  "                                                copy its job results here and recreate it for this one",
   "       reprobench sim down [--discard-results] [--purge-images]",
   "                                                remove everything `sim up` made (job results are copied",
   "                                                to .sim/results/<host>/ first unless --discard-results);",
@@ -317,7 +360,7 @@ export function parseSimArgs(args: string[]): SimArgs {
   if (action !== "up" && action !== "down" && action !== "status") {
     throw new Error(action === undefined ? "missing subcommand; expected up, down or status" : `unknown subcommand '${action}'; expected up, down or status`);
   }
-  const out: SimArgs = { action, discardResults: false, purgeImages: false, json: false };
+  const out: SimArgs = { action, takeOver: false, discardResults: false, purgeImages: false, json: false };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     const allowed = (flag: string, actions: SimArgs["action"][]) => {
@@ -331,6 +374,9 @@ export function parseSimArgs(args: string[]): SimArgs {
         throw new Error(`--hosts: got '${value}'; expected an integer from 1 to ${MAX_HOSTS}`);
       }
       out.hosts = Number(value);
+    } else if (arg === "--take-over") {
+      allowed(arg, ["up"]);
+      out.takeOver = true;
     } else if (arg === "--discard-results") {
       allowed(arg, ["down"]);
       out.discardResults = true;
@@ -581,12 +627,160 @@ export interface SimOptions {
 
 const defaultLog: Log = (m) => console.error(`sim: ${m}`);
 
-export async function simUp(options: SimOptions & { hosts?: number }): Promise<UpReport> {
+// ---------------------------------------------------------------------------------------------------
+// Ownership: whose instance is it? Two checkouts on one machine share docker, so an instance's name
+// (containers, ports, subnet) can already be taken by another checkout or an earlier test process.
+
+/** One docker resource of an instance with the owner labels it carries ("" when it has none). */
+export interface OwnedResource {
+  kind: "container" | "volume" | "network";
+  name: string;
+  checkout: string;
+  lease: string;
+}
+
+export type Ownership =
+  /** Nothing of the instance exists. */
+  | { state: "free" }
+  /** Made by this checkout (test and bench instances: by this process). */
+  | { state: "ours" }
+  /** Nobody can still use it (its process exited, its checkout is gone): taken over without asking. */
+  | { state: "stale"; reason: string }
+  /** Someone else's: refused unless the caller asked to take it over. */
+  | { state: "foreign"; owner?: string; reason: string };
+
+export interface OwnershipFacts {
+  /** This process's lease ("pid:starttime"). */
+  ownLease: string;
+  leaseAlive(lease: string): boolean;
+  checkoutExists(path: string): boolean;
+  /** Default instance, host containers without a checkout label: whether their host keys are this checkout's. */
+  legacyHostKeysMatch?: boolean;
+}
+
+/** Decides whose an instance is from its resources' labels (pure; simUp acts on the answer). */
+export function judgeOwnership(instance: SimInstance, root: string, resources: OwnedResource[], facts: OwnershipFacts): Ownership {
+  if (resources.length === 0) return { state: "free" };
+  const pidOf = (lease: string) => lease.split(":")[0];
+  if (instance.name !== DEFAULT_INSTANCE.name) {
+    const foreign = resources.filter((r) => r.lease !== facts.ownLease);
+    if (foreign.length === 0) return { state: "ours" };
+    const live = foreign.find((r) => r.lease && facts.leaseAlive(r.lease));
+    if (live) {
+      return {
+        state: "foreign",
+        owner: live.checkout || undefined,
+        reason: `it is in use by process ${pidOf(live.lease)}${live.checkout ? ` (checkout ${live.checkout})` : ""}, which started it and still runs`,
+      };
+    }
+    const leases = [...new Set(foreign.map((r) => r.lease).filter(Boolean))];
+    const checkouts = [...new Set(foreign.map((r) => r.checkout).filter(Boolean))];
+    return {
+      state: "stale",
+      reason: leases.length > 0
+        ? `it was left by process ${leases.map(pidOf).join(", ")}${checkouts.length ? ` of ${checkouts.join(", ")}` : ""}, which has exited`
+        : "it carries no owner lease (made before leases existed)",
+    };
+  }
+  const other = resources.find((r) => r.checkout && r.checkout !== root);
+  if (other) {
+    if (!facts.checkoutExists(other.checkout)) return { state: "stale", reason: `it was started by the checkout ${other.checkout}, which no longer exists` };
+    return { state: "foreign", owner: other.checkout, reason: `it was started by the checkout ${other.checkout}` };
+  }
+  if (facts.legacyHostKeysMatch === false) {
+    return {
+      state: "foreign",
+      reason: "it was started by another checkout: its hosts' SSH host keys are not the ones in this checkout's .sim/hosts/ (its containers predate the owner label, so which checkout is unknown)",
+    };
+  }
+  return { state: "ours" };
+}
+
+/** What to tell the user who cannot use a foreign instance. */
+export function foreignInstanceMessage(instance: SimInstance, ownership: Extract<Ownership, { state: "foreign" }>, containers: string[]): string {
+  const what = `${instance.name === DEFAULT_INSTANCE.name ? "the simulated cluster" : `sim instance '${instance.name}'`} (${containers.join(", ") || "its network and volumes"})`;
+  if (instance.name !== DEFAULT_INSTANCE.name) {
+    return `${what} cannot be used: ${ownership.reason}. Test and bench instances belong to the process that starts them; wait for that run to end or stop it (it is taken over once the process has exited).`;
+  }
+  const where = ownership.owner ? ` in ${ownership.owner}` : "";
+  const keys = ownership.owner ? `${ownership.owner}/.sim` : "that checkout's .sim/";
+  return [
+    `${what} cannot be used from this checkout: ${ownership.reason}. The SSH keys that reach its hosts are in ${keys}, so here every connection would fail with "Host key verification failed".`,
+    "Either:",
+    `  - use it from that checkout${where};`,
+    ownership.owner
+      ? `  - remove it there: (cd ${ownership.owner} && ./bin/reprobench sim down)   # copies its job results to ${ownership.owner}/.sim/results/ first;`
+      : "  - remove it from the checkout that started it: ./bin/reprobench sim down there;",
+    "  - or take it over from here: ./bin/reprobench sim up --take-over   # copies its job results to .sim/results/ here, then recreates the hosts with this checkout's keys (the other checkout's local stack then points at hosts that are gone).",
+  ].join("\n");
+}
+
+async function instanceResources(instance: SimInstance): Promise<OwnedResource[]> {
+  const format = (name: string) => `${name}\t{{.Label "${INSTANCE_LABEL}"}}\t{{.Label "${CHECKOUT_LABEL}"}}\t{{.Label "${LEASE_LABEL}"}}`;
+  const filter = ["--filter", `label=${SIM_LABEL}`];
+  const parse = (kind: OwnedResource["kind"], out: string) =>
+    out
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => l.split("\t"))
+      .filter(([name, label]) => name && belongsTo(instance, label ?? ""))
+      .map(([name, , checkout, lease]): OwnedResource => ({ kind, name, checkout: checkout ?? "", lease: lease ?? "" }));
+  return [
+    ...parse("container", await docker(["ps", "-a", ...filter, "--format", format("{{.Names}}")])),
+    ...parse("volume", await docker(["volume", "ls", ...filter, "--format", format("{{.Name}}")])),
+    ...parse("network", await docker(["network", "ls", ...filter, "--format", format("{{.Name}}")])),
+  ];
+}
+
+/** Whether every host container (without a checkout label) has this checkout's host key for its name. */
+async function legacyHostKeysMatch(root: string, instance: SimInstance, resources: OwnedResource[]): Promise<boolean> {
+  const legacy = new Set(resources.filter((r) => r.kind === "container" && !r.checkout).map((r) => r.name));
+  const hosts = [...(await existingHosts(instance))].filter(([container]) => legacy.has(container));
+  const tmp = mkdtempSync(join(tmpdir(), "reprobench-hostkey-"));
+  try {
+    for (const [container, host] of hosts) {
+      const ours = join(root, instanceLayout(instance).stateDir, "hosts", host, "ssh_host_ed25519_key.pub");
+      if (!existsSync(ours)) return false;
+      // `docker cp` works on stopped containers too.
+      const theirs = join(tmp, host);
+      if ((await tryDocker(["cp", `${container}:/etc/ssh/ssh_host_ed25519_key.pub`, theirs], 30_000)).code !== 0) return false;
+      if (publicKeyLine(readFileSync(theirs, "utf8")) !== publicKeyLine(readFileSync(ours, "utf8"))) return false;
+    }
+    return true;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Looks at who owns the instance; takes stale ones over, and foreign ones when asked; refuses otherwise. */
+export async function claimInstance(options: SimOptions & { takeOver?: boolean }): Promise<Ownership> {
+  const log = options.log ?? defaultLog;
+  const instance = options.instance ?? DEFAULT_INSTANCE;
+  const resources = await instanceResources(instance);
+  const needsKeys = instance.name === DEFAULT_INSTANCE.name && resources.some((r) => r.kind === "container" && !r.checkout);
+  const ownership = judgeOwnership(instance, options.root, resources, {
+    ownLease: currentLease(),
+    leaseAlive,
+    checkoutExists: (p) => existsSync(join(p, "Pulumi.yaml")),
+    legacyHostKeysMatch: needsKeys ? await legacyHostKeysMatch(options.root, instance, resources) : undefined,
+  });
+  if (ownership.state === "free" || ownership.state === "ours") return ownership;
+  const containers = resources.filter((r) => r.kind === "container").map((r) => r.name).sort();
+  if (ownership.state === "foreign" && !options.takeOver) throw new Error(foreignInstanceMessage(instance, ownership, containers));
+  log(`taking over sim instance '${instance.name}' (${containers.join(", ") || "network and volumes"}): ${ownership.reason}`);
+  // Test instances are disposable; the default cluster's job results are copied out first, as by `sim down`.
+  await simDown({ root: options.root, instance, log, discardResults: instance.name !== DEFAULT_INSTANCE.name });
+  return ownership;
+}
+
+export async function simUp(options: SimOptions & { hosts?: number; takeOver?: boolean }): Promise<UpReport> {
   const log = options.log ?? defaultLog;
   const instance = options.instance ?? DEFAULT_INSTANCE;
   const started = Date.now();
   const root = options.root;
   await ensureDockerEngine(root, log);
+  // Before any build: an instance this checkout cannot reach fails here, with whose it is.
+  await claimInstance({ ...options, log });
   const hostCount = options.hosts ?? Math.max(2, (await existingHosts(instance)).size);
   const plan = planCluster(root, hostCount, instance);
 

@@ -21,7 +21,7 @@ export const sim: Command = {
       return 2;
     }
     if (parsed.action === "up") {
-      const report = await simUp({ root, hosts: parsed.hosts });
+      const report = await simUp({ root, hosts: parsed.hosts, takeOver: parsed.takeOver });
       console.log(`sim up: ${report.plan.hosts.map((h) => `${h.name}=${h.ip} ssh 127.0.0.1:${h.sshPort}`).join(", ")} (${report.seconds.toFixed(1)}s)`);
       return 0;
     }
