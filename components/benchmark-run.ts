@@ -1,20 +1,10 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import type { ReprobenchConfig } from "../infra/config-schema";
-import { CheckedCommand, type SshConnectionInput } from "./checked-command";
-import { type HarborInstallReport, lastJsonLine } from "./harbor-runner";
-import { bashCommand, hostScript, scriptWithEnv, specHash } from "./host-script";
-import {
-  type JobSummary,
-  type RunPaths,
-  jobConfigObject,
-  preflightChecks,
-  renderComposeOverride,
-  renderJobConfig,
-  runManifest,
-  runPaths,
-  summarizeJobResult,
-} from "./run-config";
+import { CheckedCommand } from "./checked-command";
+import type { HarborInstallReport } from "./harbor-runner";
+import { bashCommand, hostScript, lastJsonLine, scriptWithEnv } from "./host-script";
+import { type ConfigCheck, type JobSummary, type RunPaths, runManifest, runPaths, summarizeJobResult } from "./run-config";
+import { type HostConnectionInput, commandConnection } from "./ssh";
 import type { TaskImagesReport } from "./task-images";
 
 // ---------------------------------------------------------------------------------------------------------
@@ -53,41 +43,56 @@ export class JobName extends pulumi.dynamic.Resource {
 // ---------------------------------------------------------------------------------------------------------
 // Pure pieces
 
-/** Everything that makes a different job: a change here means a new job name (and a new Harbor job). */
-export function runSpec(config: ReprobenchConfig, apiBase: string): string {
-  const h = config.harbor;
-  return specHash({
-    job: renderJobConfig(config, apiBase),
-    override: renderComposeOverride(config),
-    harbor: [h.version, h.wheelSha256, h.datasetRepo, h.datasetCommit, h.jobsDir],
-    prefix: config.run.jobNamePrefix,
-  });
+/** What the run needs to know, rendered from the stack by the program (infra/run-config.ts). */
+export interface RunSettings {
+  /** Job names are "<prefix>-<UTC YYYYmmdd-HHMMSS>". */
+  jobNamePrefix: string;
+  /** A hash of everything that makes a different job: when it changes, a new job (and name) starts. */
+  spec: string;
+  /** Harbor's venv, work directory and jobs directory on the runner. */
+  venv: string;
+  workDir: string;
+  jobsDir: string;
+  /** The Harbor job config (YAML) and the docker compose override (null: a sandbox environment, no compose). */
+  jobConfigYaml: string;
+  composeOverrideYaml: string | null;
+  /** What `harbor run --print-config` must show, and what only the rendered file shows (Harbor defaults). */
+  preflight: { printed: ConfigCheck[]; rendered: ConfigCheck[] };
+  /** The tool bundle directory to check before launch; null when task containers get none. */
+  toolsDir: string | null;
+  /** SIGTERM grace for Harbor on stop/destroy, and whether/how long `up` follows the job. */
+  stopTimeoutSecs: number;
+  waitForCompletion: boolean;
+  waitTimeoutMinutes: number;
+  /** Every host's daemon.json (hashed into the manifest). */
+  daemonConfigPath: string;
+  /** The stack config with secrets replaced by placeholders, recorded in the manifest. */
+  publicConfig: Record<string, unknown>;
 }
 
 /** Inputs of harbor-preflight.sh. */
-export function preflightScriptEnv(config: ReprobenchConfig, apiBase: string, paths: RunPaths): Record<string, string> {
-  const checks = preflightChecks(jobConfigObject(config, apiBase));
+export function preflightScriptEnv(run: RunSettings, paths: RunPaths): Record<string, string> {
   return {
-    VENV: config.harbor.venv,
+    VENV: run.venv,
     RUN_DIR: paths.runDir,
     JOB_CONFIG: paths.jobConfig,
-    JOB_CONFIG_YAML: renderJobConfig(config, apiBase),
+    JOB_CONFIG_YAML: run.jobConfigYaml,
     COMPOSE_OVERRIDE: paths.composeOverride,
-    COMPOSE_OVERRIDE_YAML: renderComposeOverride(config),
+    COMPOSE_OVERRIDE_YAML: run.composeOverrideYaml ?? "",
     RESOLVED_CONFIG: paths.resolvedConfig,
-    PRINTED_CHECKS: JSON.stringify(checks.printed),
-    RENDERED_CHECKS: JSON.stringify(checks.rendered),
-    TOOLS_DIR: config.toolBundle.enabled && config.run.environment === "docker" ? config.toolBundle.hostDir : "",
-    USE_OVERRIDE: config.run.environment === "docker" ? "1" : "0",
+    PRINTED_CHECKS: JSON.stringify(run.preflight.printed),
+    RENDERED_CHECKS: JSON.stringify(run.preflight.rendered),
+    TOOLS_DIR: run.toolsDir ?? "",
+    USE_OVERRIDE: run.composeOverrideYaml !== null ? "1" : "0",
   };
 }
 
 /** Inputs of harbor-launch.sh except the API key and the manifest (which come from other resources). */
-export function launchScriptEnv(config: ReprobenchConfig, jobName: string, paths: RunPaths): Record<string, string> {
+export function launchScriptEnv(run: RunSettings, jobName: string, paths: RunPaths): Record<string, string> {
   return {
-    VENV: config.harbor.venv,
+    VENV: run.venv,
     JOB_NAME: jobName,
-    JOBS_DIR: config.harbor.jobsDir,
+    JOBS_DIR: run.jobsDir,
     JOB_DIR: paths.jobDir,
     JOB_CONFIG: paths.jobConfig,
     COMPOSE_OVERRIDE: paths.composeOverride,
@@ -96,27 +101,27 @@ export function launchScriptEnv(config: ReprobenchConfig, jobName: string, paths
     MANIFEST_FILE: paths.manifest,
     UNIT: paths.unit,
     CURRENT_FILE: paths.currentFile,
-    WORK_DIR: config.harbor.workDir,
-    STOP_TIMEOUT_SECS: String(config.run.stopTimeoutSecs),
-    WAIT: config.run.waitForCompletion ? "1" : "0",
-    WAIT_TIMEOUT_SECS: String(config.run.waitTimeoutMinutes * 60),
+    WORK_DIR: run.workDir,
+    STOP_TIMEOUT_SECS: String(run.stopTimeoutSecs),
+    WAIT: run.waitForCompletion ? "1" : "0",
+    WAIT_TIMEOUT_SECS: String(run.waitTimeoutMinutes * 60),
     STOP_SCRIPT: hostScript("harbor-stop"),
     // The compose override is Docker's; a sandbox environment has no compose file to extend.
-    USE_OVERRIDE: config.run.environment === "docker" ? "1" : "0",
+    USE_OVERRIDE: run.composeOverrideYaml !== null ? "1" : "0",
   };
 }
 
 /** Inputs of harbor-stop.sh (destroy). */
-export function stopScriptEnv(config: ReprobenchConfig, paths: RunPaths): Record<string, string> {
-  return { UNIT: paths.unit, JOB_DIR: paths.jobDir, STOP_TIMEOUT_SECS: String(config.run.stopTimeoutSecs), ENV_FILE: paths.envFile };
+export function stopScriptEnv(run: RunSettings, paths: RunPaths): Record<string, string> {
+  return { UNIT: paths.unit, JOB_DIR: paths.jobDir, STOP_TIMEOUT_SECS: String(run.stopTimeoutSecs), ENV_FILE: paths.envFile };
 }
 
 /** The argv the unit runs (shown in previews). */
-export function harborArgv(config: ReprobenchConfig, jobName: string, paths: RunPaths): string[] {
+export function harborArgv(run: RunSettings, jobName: string, paths: RunPaths): string[] {
   return [
-    `${config.harbor.venv}/bin/harbor`, "run", "--config", paths.jobConfig,
-    ...(config.run.environment === "docker" ? ["--extra-docker-compose", paths.composeOverride] : []),
-    "--job-name", jobName, "--jobs-dir", config.harbor.jobsDir, "--yes",
+    `${run.venv}/bin/harbor`, "run", "--config", paths.jobConfig,
+    ...(run.composeOverrideYaml !== null ? ["--extra-docker-compose", paths.composeOverride] : []),
+    "--job-name", jobName, "--jobs-dir", run.jobsDir, "--yes",
   ];
 }
 
@@ -132,13 +137,12 @@ export interface LaunchReport {
 }
 
 export interface BenchmarkRunArgs {
-  readonly config: ReprobenchConfig;
+  /** The run as the program rendered it. */
+  readonly settings: RunSettings;
   /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<SshConnectionInput>;
+  readonly connection: pulumi.Input<HostConnectionInput>;
   /** Every host (name, connection): daemon.json hashes for the manifest. */
-  readonly hosts: { name: string; connection: pulumi.Input<SshConnectionInput> }[];
-  /** The router URL Harbor's agent uses (infra/config-derive apiBase). */
-  readonly apiBase: string;
+  readonly hosts: { name: string; connection: pulumi.Input<HostConnectionInput> }[];
   /** The router's API key; reaches harbor as OPENAI_API_KEY. Secret. */
   readonly apiKey: pulumi.Input<string>;
   /** reprobench:hfToken for hf-sandbox runs; reaches harbor as HF_TOKEN. Secret. */
@@ -150,6 +154,8 @@ export interface BenchmarkRunArgs {
   readonly images: pulumi.Input<TaskImagesReport>;
   /** Worker host → /server_info text (SglangWorker.serverInfo). */
   readonly workerServerInfo: Record<string, pulumi.Input<string>>;
+  /** Server and router images as pulled (name@sha256:…), keyed by role and host. */
+  readonly serverImages: Record<string, pulumi.Input<string>>;
   /** package.json version of this toolkit. */
   readonly toolkitVersion: string;
 }
@@ -173,19 +179,19 @@ export class BenchmarkRun extends pulumi.ComponentResource {
 
   constructor(name: string, args: BenchmarkRunArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:run:BenchmarkRun", name, {}, opts);
-    const { config } = args;
+    const run = args.settings;
     // Every other child depends on the job name, so this makes them wait for (and be deleted before) what
     // the run depends on — the router, the tool bundle, the bridge: destroy stops Harbor first.
-    const job = new JobName(`${name}-job-name`, { prefix: config.run.jobNamePrefix, spec: runSpec(config, args.apiBase) }, { parent: this, dependsOn: opts?.dependsOn });
-    const paths = job.name.apply((n) => runPaths(config.harbor, n));
+    const job = new JobName(`${name}-job-name`, { prefix: run.jobNamePrefix, spec: run.spec }, { parent: this, dependsOn: opts?.dependsOn });
+    const paths = job.name.apply((n) => runPaths(run, n));
 
     const daemonHashes: Record<string, pulumi.Output<string>> = {};
     for (const host of args.hosts) {
       const hash = new command.remote.Command(
         `${name}-daemon-json-${host.name}`,
         {
-          connection: host.connection as pulumi.Input<command.types.input.remote.ConnectionArgs>,
-          create: `f=${JSON.stringify(config.docker.daemonConfigPath)}; if [ -f "$f" ]; then sha256sum "$f" | cut -d' ' -f1; else echo absent; fi`,
+          connection: commandConnection(host.connection),
+          create: `f=${JSON.stringify(run.daemonConfigPath)}; if [ -f "$f" ]; then sha256sum "$f" | cut -d' ' -f1; else echo absent; fi`,
           // Recorded once per job.
           triggers: [job.name],
           addPreviousOutputInEnv: false,
@@ -198,24 +204,25 @@ export class BenchmarkRun extends pulumi.ComponentResource {
     const preflight = new command.remote.Command(
       `${name}-preflight`,
       {
-        connection: args.connection as pulumi.Input<command.types.input.remote.ConnectionArgs>,
-        create: paths.apply((p) => bashCommand("harbor-preflight", preflightScriptEnv(config, args.apiBase, p))),
+        connection: commandConnection(args.connection),
+        create: paths.apply((p) => bashCommand("harbor-preflight", preflightScriptEnv(run, p))),
         addPreviousOutputInEnv: false,
       },
       { parent: this },
     );
 
     const manifest = pulumi
-      .all([job.name, paths, args.install, args.dataset, args.images, pulumi.output(args.workerServerInfo), pulumi.all(daemonHashes)])
-      .apply(([jobName, p, install, dataset, images, serverInfo, daemonJsonSha256]) =>
+      .all([job.name, paths, args.install, args.dataset, args.images, pulumi.output(args.workerServerInfo), pulumi.all(daemonHashes), pulumi.output(args.serverImages)])
+      .apply(([jobName, p, install, dataset, images, serverInfo, daemonJsonSha256, serverImages]) =>
         JSON.stringify(
           runManifest({
             toolkitVersion: args.toolkitVersion,
             jobName,
             paths: p,
-            config,
-            jobConfig: renderJobConfig(config, args.apiBase),
-            composeOverride: renderComposeOverride(config),
+            publicConfig: run.publicConfig,
+            jobConfig: run.jobConfigYaml,
+            composeOverride: run.composeOverrideYaml ?? "",
+            serverImages: serverImages as Record<string, string>,
             harbor: install as unknown as Record<string, unknown>,
             dataset: dataset as Record<string, unknown>,
             images: (images as TaskImagesReport).images,
@@ -229,21 +236,21 @@ export class BenchmarkRun extends pulumi.ComponentResource {
       `${name}-harbor`,
       {
         connection: args.connection,
-        create: pulumi.all([job.name, paths]).apply(([n, p]) => scriptWithEnv("harbor-launch", launchScriptEnv(config, n, p))),
+        create: pulumi.all([job.name, paths]).apply(([n, p]) => scriptWithEnv("harbor-launch", launchScriptEnv(run, n, p))),
         // The key and the manifest ride in the (secret) environment; the manifest holds no secret but
         // depends on other resources' outputs, and keeping it out of `create` keeps previews readable.
         environment: { API_KEY: args.apiKey, MANIFEST_JSON: manifest, ...(args.hfToken !== undefined ? { HF_TOKEN: args.hfToken } : {}) },
         check: pulumi.all([job.name, paths]).apply(([n, p]) => scriptWithEnv("harbor-run-check", { UNIT: p.unit, JOB_NAME: n, JOB_DIR: p.jobDir })),
-        delete: paths.apply((p) => scriptWithEnv("harbor-stop", stopScriptEnv(config, p))),
-        summary: pulumi.all([job.name, paths]).apply(([n, p]) => harborArgv(config, n, p)),
-        timeoutSeconds: (config.run.waitForCompletion ? config.run.waitTimeoutMinutes * 60 : 0) + config.run.stopTimeoutSecs + 600,
+        delete: paths.apply((p) => scriptWithEnv("harbor-stop", stopScriptEnv(run, p))),
+        summary: pulumi.all([job.name, paths]).apply(([n, p]) => harborArgv(run, n, p)),
+        timeoutSeconds: (run.waitForCompletion ? run.waitTimeoutMinutes * 60 : 0) + run.stopTimeoutSecs + 600,
       },
       { parent: this, dependsOn: [preflight] },
     );
 
     const report = harbor.stdout.apply((s) => lastJsonLine<LaunchReport>(s, "harbor-launch.sh"));
     this.jobName = job.name;
-    this.jobsDir = pulumi.output(config.harbor.jobsDir);
+    this.jobsDir = pulumi.output(run.jobsDir);
     this.logPath = paths.apply((p) => p.log);
     this.unit = paths.apply((p) => p.unit);
     this.pid = report.apply((r) => r.pid);
@@ -252,3 +259,4 @@ export class BenchmarkRun extends pulumi.ComponentResource {
     this.registerOutputs({ jobName: this.jobName, jobsDir: this.jobsDir, logPath: this.logPath, unit: this.unit, pid: this.pid, state: this.state, summary: this.summary });
   }
 }
+

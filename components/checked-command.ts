@@ -1,22 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
-
-/** How to reach a host over SSH. Host keys are always pinned. */
-export interface SshConnection {
-  host: string;
-  port: number;
-  user: string;
-  /** OpenSSH private key (PEM). Secret. */
-  privateKey: string;
-  /** The host's public key, authorized_keys format ("ssh-ed25519 AAAA…"). */
-  hostKey: string;
-}
-
-/** SshConnection whose fields may be Outputs (the private key usually is a secret Output). */
-export type SshConnectionInput = { [K in keyof SshConnection]: pulumi.Input<SshConnection[K]> };
+import type { HostConnection, HostConnectionInput } from "./ssh";
 
 export interface CheckedCommandArgs {
   /** Where to run. Marked secret as a whole, since it carries the private key. */
-  readonly connection: pulumi.Input<SshConnectionInput>;
+  readonly connection: pulumi.Input<HostConnectionInput>;
   /** Bash script run on create and whenever `spec` changes; must be idempotent. */
   readonly create: pulumi.Input<string>;
   /** Bash script run on delete. */
@@ -24,9 +11,16 @@ export interface CheckedCommandArgs {
   /**
    * Bash script that prints the observed state (one line, e.g. a container's config hash and state).
    * Run after create and on every refresh: when its output differs from what create left, the next
-   * `up` replaces the resource — the drift check the plain command provider cannot do.
+   * `up` repairs it (see `onDrift`) — the drift check the plain command provider cannot do. A refresh that
+   * cannot reach the host fails naming it; it never reads as drift.
    */
   readonly check: pulumi.Input<string>;
+  /**
+   * What the next `up` does about drift: "replace" (delete, then create: for things that must start over)
+   * or "update" (run create again in place: for idempotent scripts whose delete would undo more than the
+   * drift, such as daemon.json). Default "replace".
+   */
+  readonly onDrift?: pulumi.Input<"replace" | "update">;
   /** Inputs of the scripts, exported as environment variables (values may be secrets). */
   readonly environment?: pulumi.Input<Record<string, pulumi.Input<string>>>;
   /** Anything whose change must re-run create in place (e.g. a hash of the rendered config). */
@@ -38,7 +32,7 @@ export interface CheckedCommandArgs {
 }
 
 interface State {
-  connection: SshConnection;
+  connection: HostConnection;
   create: string;
   delete?: string;
   check: string;
@@ -46,6 +40,7 @@ interface State {
   spec?: string;
   summary?: string[];
   timeoutSeconds?: number;
+  onDrift?: "replace" | "update";
   /** What `check` printed right after create/update. */
   expected: string;
   /** What `check` printed on the latest create/update/refresh. */
@@ -74,6 +69,9 @@ const provider: pulumi.dynamic.ResourceProvider = {
     try {
       observed = (await run(props, props.check)).trim();
     } catch (err) {
+      // A host we cannot reach tells nothing about what runs there: fail the refresh (naming the host)
+      // rather than record drift that the next `up` would "repair" by replacing a healthy server.
+      if ((err as { unreachable?: boolean }).unreachable) throw err;
       observed = `check failed: ${String(err).slice(0, 200)}`;
     }
     return { id, props: { ...props, observed } };
@@ -86,8 +84,9 @@ const provider: pulumi.dynamic.ResourceProvider = {
     if (JSON.stringify(olds.environment ?? {}) !== JSON.stringify(news.environment ?? {})) changed.push("environment");
     if (JSON.stringify(olds.connection) !== JSON.stringify(news.connection)) changed.push("connection");
     const drifted = olds.observed !== olds.expected;
-    // Drift means the thing on the host is gone or different: run create again from scratch.
-    const replaces = drifted ? ["observed"] : changed.includes("connection") ? ["connection"] : [];
+    // Drift means the thing on the host is gone or different: run create again, from scratch unless the
+    // resource says its create repairs in place.
+    const replaces = drifted && (news.onDrift ?? "replace") === "replace" ? ["observed"] : changed.includes("connection") ? ["connection"] : [];
     return { changes: changed.length > 0 || drifted, replaces, deleteBeforeReplace: true };
   },
   async delete(_id: string, props: State) {
@@ -125,13 +124,21 @@ function sshRunner(): (s: Pick<State, "connection" | "environment" | "timeoutSec
         const timer = setTimeout(() => child.kill("SIGKILL"), (s.timeoutSeconds ?? 1800) * 1000);
         child.stdout.on("data", (d: Buffer) => (out += d.toString()));
         child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+        const CONNECTED = "reprobench: connected";
         child.on("error", (e) => { clearTimeout(timer); reject(e); });
         child.on("close", (code, signal) => {
           clearTimeout(timer);
+          const where = `host ${c.name} (${c.user}@${c.host}:${c.port})`;
           if (code === 0) resolve(out);
-          else reject(new Error(`${c.user}@${c.host}:${c.port}: script failed (${signal ? `killed by ${signal}, timeout ${s.timeoutSeconds ?? 1800}s` : `exit ${code}`}):\n${err.trim().split("\n").slice(-25).join("\n")}`));
+          else if (code === 255 && !err.includes(CONNECTED)) {
+            // ssh's own failure: refused, timed out, host key, authentication.
+            const e = new Error(`${where} cannot be reached over SSH; nothing on it was changed or read as drift. Bring the host back (sshd, network) and retry:\n${err.trim().split("\n").slice(-5).join("\n")}`);
+            (e as Error & { unreachable?: boolean }).unreachable = true;
+            reject(e);
+          } else reject(new Error(`${where}: script failed (${signal ? `killed by ${signal}, timeout ${s.timeoutSeconds ?? 1800}s` : `exit ${code}`}):\n${err.replace(`${CONNECTED}\n`, "").trim().split("\n").slice(-25).join("\n")}`));
         });
-        child.stdin.end(`${prelude}\nset -euo pipefail\n${script}\n`);
+        // The marker tells a failed connection from a script that failed (ssh exits 255 for both kinds).
+        child.stdin.end(`echo ${CONNECTED} >&2\n${prelude}\nset -euo pipefail\n${script}\n`);
       });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -161,6 +168,7 @@ export class CheckedCommand extends pulumi.dynamic.Resource {
         spec: args.spec ?? "",
         summary: args.summary ?? [],
         timeoutSeconds: args.timeoutSeconds ?? 1800,
+        onDrift: args.onDrift ?? "replace",
         expected: undefined,
         observed: undefined,
         stdout: undefined,

@@ -1,13 +1,37 @@
-import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import type { ReprobenchConfig } from "../infra/config";
-import { parseCidr } from "../infra/config";
-import { bashCommand } from "./host-script";
+import { CheckedCommand } from "./checked-command";
+import { parseCidr } from "./cidr";
+import { scriptWithEnv } from "./host-script";
+import type { HostConnectionInput } from "./ssh";
 
 /** Where the host keeps daemon.json backups and the pre-reprobench original. */
 export const DAEMON_STATE_DIR = "/var/lib/reprobench/docker-daemon";
 
-type Pool = ReprobenchConfig["docker"]["addressPools"][number];
+/** One entry of daemon.json's default-address-pools. */
+export interface AddressPool {
+  /** The range networks are cut from, e.g. 172.18.0.0/15. */
+  base: string;
+  /** Prefix length of each network cut from it, e.g. 24. */
+  size: number;
+}
+
+/** The daemon.json settings reprobench manages on a host. */
+export interface DaemonSettings {
+  /** default-address-pools (seed 000: 172.18.0.0/15 cut into /24s, 512 networks). */
+  addressPools: AddressPool[];
+  /** Restart docker even while containers run (they stop). */
+  forceRestart: boolean;
+  /** "when-idle": restart docker only when no container runs; "never": write the file only. */
+  restartPolicy: "when-idle" | "never";
+  /** Test networks allocated to prove the pools (0 skips). */
+  verifyNetworks: number;
+  /** The file (seed: /etc/docker/daemon.json). */
+  daemonConfigPath: string;
+  /** Put the pre-reprobench daemon.json back on destroy. */
+  restoreOnDestroy: boolean;
+}
+
+type Pool = AddressPool;
 
 /**
  * Problems with the pools themselves, before any host is asked: overlapping pools, a network size
@@ -39,7 +63,7 @@ export function poolCapacity(pools: Pool[]): number {
 }
 
 /** Inputs of docker-daemon.sh for a config. */
-export function daemonScriptEnv(docker: ReprobenchConfig["docker"]): Record<string, string> {
+export function daemonScriptEnv(docker: DaemonSettings): Record<string, string> {
   return {
     POOLS_JSON: JSON.stringify(docker.addressPools.map((p) => ({ base: p.base, size: p.size }))),
     FORCE_RESTART: docker.forceRestart ? "1" : "0",
@@ -51,41 +75,50 @@ export function daemonScriptEnv(docker: ReprobenchConfig["docker"]): Record<stri
 }
 
 export interface DockerDaemonConfigArgs {
-  /** SSH connection to the host (@pulumi/command remote ConnectionArgs). */
-  readonly connection: command.types.input.remote.ConnectionArgs;
-  /** The stack's docker settings. */
-  readonly docker: ReprobenchConfig["docker"];
+  /** SSH connection to the host. */
+  readonly connection: pulumi.Input<HostConnectionInput>;
+  /** The daemon.json settings to converge. */
+  readonly settings: DaemonSettings;
 }
 
 /**
  * `default-address-pools` merged into a host's daemon.json (seed 000 "为高并发任务准备 Docker network
  * pools"): validated, backed up, docker restarted only when the content changed and nothing runs,
- * verified by allocating test networks. Destroy restores the original (docker.restoreOnDestroy).
+ * verified by allocating test networks. A refresh reads the pools back from the file: pools removed or
+ * changed by hand are drift that the next `up` repairs in place. Destroy restores the original
+ * (docker.restoreOnDestroy).
  */
 export class DockerDaemonConfig extends pulumi.ComponentResource {
-  /** What the host script reported. */
+  /** What the host script reported; resolves once the pools are in effect. */
   public readonly report: pulumi.Output<string>;
+  /** The pools as daemon.json holds them, as last read from the host. */
+  public readonly observedPools: pulumi.Output<string>;
 
   constructor(name: string, args: DockerDaemonConfigArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:cluster:DockerDaemonConfig", name, {}, opts);
-    const problems = poolProblems(args.docker.addressPools);
+    const settings = args.settings;
+    const problems = poolProblems(settings.addressPools);
     if (problems.length > 0) throw new Error(`${name}: invalid docker.addressPools: ${problems.join("; ")}`);
-    const env = daemonScriptEnv(args.docker);
-    const apply = new command.remote.Command(
+    const env = daemonScriptEnv(settings);
+    const apply = new CheckedCommand(
       `${name}-daemon-json`,
       {
         connection: args.connection,
-        create: bashCommand("docker-daemon", env),
-        delete: args.docker.restoreOnDestroy
-          ? bashCommand("docker-daemon-restore", { STATE_DIR: env.STATE_DIR, DAEMON_JSON: env.DAEMON_JSON, FORCE_RESTART: env.FORCE_RESTART })
+        create: scriptWithEnv("docker-daemon", env),
+        check: scriptWithEnv("docker-daemon-check", { DAEMON_JSON: env.DAEMON_JSON }),
+        // Re-running the merge repairs drift; a replace would first restore the original file.
+        onDrift: "update",
+        delete: settings.restoreOnDestroy
+          ? scriptWithEnv("docker-daemon-restore", { STATE_DIR: env.STATE_DIR, DAEMON_JSON: env.DAEMON_JSON, FORCE_RESTART: env.FORCE_RESTART })
           : undefined,
-        addPreviousOutputInEnv: false,
+        timeoutSeconds: 600,
       },
       // A component's dependsOn does not reach its children by itself (the SDK waits only on a
-      // resource's own dependsOn), so pass it on: e.g. no container starts before daemon.json is settled.
+      // resource's own dependsOn), so pass it on.
       { parent: this, dependsOn: opts?.dependsOn },
     );
     this.report = apply.stdout;
-    this.registerOutputs({ report: this.report });
+    this.observedPools = apply.observed;
+    this.registerOutputs({ report: this.report, observedPools: this.observedPools });
   }
 }

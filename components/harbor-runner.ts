@@ -3,13 +3,31 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import * as path from "node:path";
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import type { ReprobenchConfig } from "../infra/config-schema";
-import { isGitUrl } from "../infra/config-schema";
-import { CheckedCommand, type SshConnectionInput } from "./checked-command";
-import { scriptWithEnv } from "./host-script";
-import { imageManifest, tasksDir } from "./run-config";
+import { CheckedCommand } from "./checked-command";
+import { lastJsonLine, scriptWithEnv } from "./host-script";
+import { type RunnerPaths, imageManifest, isGitUrl, tasksDir } from "./run-config";
+import { type HostConnectionInput, commandConnection } from "./ssh";
 
-type HarborConfig = ReprobenchConfig["harbor"];
+/** Harbor and the dataset on the runner (harbor.* of the stack). */
+export interface HarborSettings extends RunnerPaths {
+  /** Harbor's version and its wheel's sha256 (seed: 0.21.0). */
+  version: string;
+  wheelSha256: string;
+  /** The venv Harbor is installed into, and its Python. */
+  venv: string;
+  pythonVersion: string;
+  /** A directory or URL of wheels to install from instead of the package index; null = the index. */
+  pipFindLinks: string | null;
+  /** Extras installed with Harbor, e.g. ["hf-sandbox"]. */
+  extras: string[];
+  /** A git URL pinned by datasetCommit, or a directory of this project uploaded as is. */
+  datasetRepo: string;
+  datasetCommit: string | null;
+  /** How many tasks the dataset must hold (seed: 89). */
+  expectedTaskCount: number;
+}
+
+type HarborConfig = HarborSettings;
 
 /** Inputs of harbor-install.sh. */
 export function installScriptEnv(h: HarborConfig): Record<string, string> {
@@ -99,20 +117,10 @@ export interface DatasetReport {
   taskTomls: Record<string, string>;
 }
 
-/** Parses the JSON a host script prints on its last line; the error names the script. */
-export function lastJsonLine<T>(stdout: string, script: string): T {
-  const line = stdout.trim().split("\n").pop() ?? "";
-  try {
-    return JSON.parse(line) as T;
-  } catch {
-    throw new Error(`${script}: expected a JSON line at the end of its output, got ${JSON.stringify(line.slice(0, 200))}`);
-  }
-}
-
 export interface HarborRunnerArgs {
   /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<SshConnectionInput>;
-  readonly harbor: HarborConfig;
+  readonly connection: pulumi.Input<HostConnectionInput>;
+  readonly settings: HarborSettings;
   /** Where a project-relative harbor.datasetRepo resolves from (the Pulumi project directory). */
   readonly projectDir: string;
 }
@@ -132,7 +140,7 @@ export class HarborRunner extends pulumi.ComponentResource {
 
   constructor(name: string, args: HarborRunnerArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:runner:HarborRunner", name, {}, opts);
-    const h = args.harbor;
+    const h = args.settings;
     const installEnv = installScriptEnv(h);
     const install = new CheckedCommand(
       `${name}-install`,
@@ -155,7 +163,7 @@ export class HarborRunner extends pulumi.ComponentResource {
         ? new command.remote.CopyToRemote(
             `${name}-dataset-upload`,
             {
-              connection: args.connection as pulumi.Input<command.types.input.remote.ConnectionArgs>,
+              connection: commandConnection(args.connection),
               source: new pulumi.asset.FileArchive(source.localDir),
               remotePath: source.uploadDir,
               triggers: [source.digest],

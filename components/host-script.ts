@@ -37,7 +37,7 @@ export function bashCommand(scriptName: string, env: Record<string, string>): st
 
 /**
  * Script text with its inputs exported first (for CheckedCommand, which sends it on stdin). Several
- * scripts run in order in one shell, e.g. container-run then the service's own gate.
+ * scripts run in order in one shell, e.g. the health wait then the engine's own gate.
  */
 export function scriptWithEnv(scriptNames: string | string[], env: Record<string, string>): string {
   const names = Array.isArray(scriptNames) ? scriptNames : [scriptNames];
@@ -47,4 +47,14 @@ export function scriptWithEnv(scriptNames: string | string[], env: Record<string
 /** A short stable hash of any JSON-able value: the "spec" label that tells a container is current. */
 export function specHash(value: unknown): string {
   return createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
+}
+
+/** Parses the JSON a host script prints on its last line; the error names the script. */
+export function lastJsonLine<T>(stdout: string, script: string): T {
+  const line = stdout.trim().split("\n").pop() ?? "";
+  try {
+    return JSON.parse(line) as T;
+  } catch {
+    throw new Error(`${script}: expected a JSON line at the end of its output, got ${JSON.stringify(line.slice(0, 200))}`);
+  }
 }

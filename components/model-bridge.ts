@@ -1,31 +1,41 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { ReprobenchConfig } from "../infra/config";
-import { modelEndpoint } from "../infra/config";
-import { CheckedCommand, type SshConnectionInput } from "./checked-command";
+import { CheckedCommand } from "./checked-command";
 import { scriptWithEnv } from "./host-script";
+import type { HostConnectionInput } from "./ssh";
 
 export const MODEL_BRIDGE_UNIT = "reprobench-model-bridge";
 
-/** Inputs of proxy-bridge.sh in direct mode: gateway:modelBridgePort → the router (or the single worker). */
-export function modelBridgeScriptEnv(config: ReprobenchConfig): Record<string, string> {
-  const { host, port } = modelEndpoint(config);
+/** Where the model bridge listens and what it forwards to. */
+export interface ModelBridgeSettings {
+  /** Port on the docker bridge gateway (run.modelBridgePort). */
+  bridgePort: number;
+  /** The name containers use for the gateway (host.docker.internal). */
+  containerHost: string;
+  /** Image the check runs in (a task image). */
+  checkImage: string;
+  /** The model endpoint on the runner: the router, or the single worker. */
+  upstream: { host: string; port: number };
+}
+
+/** Inputs of proxy-bridge.sh in direct mode: gateway:bridgePort → the router (or the single worker). */
+export function modelBridgeScriptEnv(s: ModelBridgeSettings): Record<string, string> {
   return {
     UNIT: MODEL_BRIDGE_UNIT,
-    BRIDGE_PORT: String(config.run.modelBridgePort),
-    UPSTREAM_HOST: host,
-    UPSTREAM_PORT: String(port),
-    CONTAINER_HOST: config.proxy.containerHost,
-    CHECK_IMAGE: config.toolBundle.canaryImage,
+    BRIDGE_PORT: String(s.bridgePort),
+    UPSTREAM_HOST: s.upstream.host,
+    UPSTREAM_PORT: String(s.upstream.port),
+    CONTAINER_HOST: s.containerHost,
+    CHECK_IMAGE: s.checkImage,
     // Liveness of the router / model server, reached the way the agent will reach it.
-    CHECK_URL: `http://${config.proxy.containerHost}:${config.run.modelBridgePort}/health`,
+    CHECK_URL: `http://${s.containerHost}:${s.bridgePort}/health`,
     CHECK_MODE: "direct",
   };
 }
 
 export interface ModelBridgeArgs {
   /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<SshConnectionInput>;
-  readonly config: ReprobenchConfig;
+  readonly connection: pulumi.Input<HostConnectionInput>;
+  readonly settings: ModelBridgeSettings;
 }
 
 /**
@@ -43,9 +53,10 @@ export class ModelBridge extends pulumi.ComponentResource {
       `${name}-unit`,
       {
         connection: args.connection,
-        create: scriptWithEnv("proxy-bridge", modelBridgeScriptEnv(args.config)),
+        create: scriptWithEnv("proxy-bridge", modelBridgeScriptEnv(args.settings)),
         check: scriptWithEnv("proxy-bridge-check", { UNIT: MODEL_BRIDGE_UNIT }),
         delete: scriptWithEnv("proxy-bridge-remove", { UNIT: MODEL_BRIDGE_UNIT }),
+        onDrift: "update",
         timeoutSeconds: 600,
       },
       // Children do not inherit the component's dependsOn: pass it on (the router must be up first).

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { ReprobenchConfig } from "../infra/config";
-import { CheckedCommand, type SshConnectionInput } from "./checked-command";
+import { CheckedCommand } from "./checked-command";
 import { scriptWithEnv } from "./host-script";
+import type { HostConnectionInput } from "./ssh";
 
 export const PROXY_BRIDGE_UNIT = "reprobench-proxy-bridge";
 
@@ -27,24 +27,36 @@ export function upstreamEndpoint(url: string): { host: string; port: number } {
   return { host: parsed.hostname, port };
 }
 
+/** Where the bridge listens and how it is proved from a container. */
+export interface BridgeSettings {
+  /** Port on the docker bridge gateway (seed: 27890). */
+  bridgePort: number;
+  /** The name containers use for the gateway (host.docker.internal). */
+  containerHost: string;
+  /** Image the check runs in (a task image). */
+  checkImage: string;
+  /** URL fetched from the check container through the bridge. */
+  checkUrl: string;
+}
+
 /** Inputs of proxy-bridge.sh (no secrets: the upstream's host and port only). */
-export function bridgeScriptEnv(config: ReprobenchConfig, upstreamUrl: string): Record<string, string> {
+export function bridgeScriptEnv(settings: BridgeSettings, upstreamUrl: string): Record<string, string> {
   const { host, port } = upstreamEndpoint(upstreamUrl);
   return {
     UNIT: PROXY_BRIDGE_UNIT,
-    BRIDGE_PORT: String(config.proxy.bridgePort),
+    BRIDGE_PORT: String(settings.bridgePort),
     UPSTREAM_HOST: host,
     UPSTREAM_PORT: String(port),
-    CONTAINER_HOST: config.proxy.containerHost,
-    CHECK_IMAGE: config.toolBundle.canaryImage,
-    CHECK_URL: config.proxy.checkUrl,
+    CONTAINER_HOST: settings.containerHost,
+    CHECK_IMAGE: settings.checkImage,
+    CHECK_URL: settings.checkUrl,
   };
 }
 
 export interface ProxyBridgeArgs {
   /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<SshConnectionInput>;
-  readonly config: ReprobenchConfig;
+  readonly connection: pulumi.Input<HostConnectionInput>;
+  readonly settings: BridgeSettings;
   /** reprobench:proxyUpstream (secret: it may carry credentials). */
   readonly upstream: pulumi.Input<string>;
 }
@@ -63,9 +75,11 @@ export class ProxyBridge extends pulumi.ComponentResource {
       `${name}-unit`,
       {
         connection: args.connection,
-        create: pulumi.secret(pulumi.output(args.upstream).apply((u) => scriptWithEnv("proxy-bridge", bridgeScriptEnv(args.config, u)))),
+        create: pulumi.secret(pulumi.output(args.upstream).apply((u) => scriptWithEnv("proxy-bridge", bridgeScriptEnv(args.settings, u)))),
         check: scriptWithEnv("proxy-bridge-check", { UNIT: PROXY_BRIDGE_UNIT }),
         delete: scriptWithEnv("proxy-bridge-remove", { UNIT: PROXY_BRIDGE_UNIT }),
+        // Rewriting the unit and restarting socat repairs drift in place.
+        onDrift: "update",
         timeoutSeconds: 600,
       },
       // A component's dependsOn does not reach its children by itself (the SDK waits only on a

@@ -1,100 +1,174 @@
+import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import type { ReprobenchConfig } from "../infra/config";
-import { hostsWithRole, routerCommand, workerSettings } from "../infra/config";
-import { CheckedCommand, type SshConnectionInput } from "./checked-command";
-import { scriptWithEnv, specHash } from "./host-script";
+import { CheckedCommand } from "./checked-command";
+import { type ContainerSpec, apiKeyEntrypoint, containerLabels, ulimitList } from "./container-spec";
+import { scriptWithEnv } from "./host-script";
+import type { Ulimits } from "./model-server";
+import type { HostConnectionInput } from "./ssh";
 
-/** `docker run` options for the router (seed 000: host network, nofile 65536, the model mounted read-only). */
-export function routerDockerArgs(config: ReprobenchConfig): string[] {
-  const r = config.router;
-  const args = ["--network", "host", "--stop-timeout", String(r.stopTimeoutSecs)];
-  for (const [name, value] of Object.entries(r.ulimits)) {
-    args.push("--ulimit", typeof value === "number" ? `${name}=${value}` : `${name}=${value.soft}:${value.hard}`);
-  }
-  for (const [k, v] of Object.entries(r.env)) args.push("--env", `${k}=${v}`);
-  // The router loads the tokenizer from the workers' model_path; mount it where the workers see it.
-  if (r.mountModel) args.push("--volume", `${config.sglang.modelPath}:${config.sglang.modelMountPath}:ro`);
-  return args;
+/** The router's settings (router.* of the stack, plus what it shares with the workers). */
+export interface RouterSettings {
+  /** Image with sglang-router (seed: the SGLang image). */
+  image: string;
+  /** Entry point, e.g. "python3 -m sglang_router.launch_router". */
+  launcher: string;
+  containerName: string;
+  /** --host bind address and --port. */
+  host: string;
+  port: number;
+  policy: string;
+  /** --dp-aware: route to each worker's DP ranks (needs SGLang workers). */
+  dpAware: boolean;
+  balanceAbsThreshold: number;
+  balanceRelThreshold: number;
+  workerStartupTimeoutSecs: number;
+  requestTimeoutSecs: number;
+  prometheusPort: number;
+  /** docker --user: "ssh-user" (the login's uid:gid) or uid[:gid]. */
+  user: string;
+  env: Record<string, string>;
+  ulimits: Ulimits;
+  /** The weights directory mounted read-only so the router loads the tokenizer; null mounts nothing. */
+  modelMount: { hostPath: string; containerPath: string } | null;
+  stopTimeoutSecs: number;
+  extraArgs: string[];
+  /** The model id /v1/models and the READY completion use. */
+  servedModelName: string;
+  /** The router's /v1/models lists the model (SGLang workers); vLLM workers make 0.3.2 list "unknown". */
+  modelListed: boolean;
+}
+
+/** A worker as the router sees it: its URL and its DP size. */
+export interface RouterWorker {
+  url: string;
+  dpSize: number;
+}
+
+/** The router's argv; every worker URL follows ONE --worker-urls (0.3.2 keeps only the last list). */
+export function routerCommand(r: RouterSettings, workerUrls: string[]): string[] {
+  const args = [...r.launcher.split(" "), "--host", r.host, "--port", String(r.port), "--worker-urls", ...workerUrls];
+  if (r.dpAware) args.push("--dp-aware");
+  args.push(
+    "--policy", r.policy,
+    "--balance-abs-threshold", String(r.balanceAbsThreshold),
+    "--balance-rel-threshold", String(r.balanceRelThreshold),
+    "--worker-startup-timeout-secs", String(r.workerStartupTimeoutSecs),
+    "--request-timeout-secs", String(r.requestTimeoutSecs),
+    "--prometheus-port", String(r.prometheusPort),
+  );
+  return [...args, ...r.extraArgs];
 }
 
 /** Every DP rank as the dp-aware router names it: http://<ip>:<port>@<rank> (one entry per worker otherwise). */
-export function expectedRouterWorkers(config: ReprobenchConfig): string[] {
-  return hostsWithRole(config, "worker").flatMap((h) => {
-    const s = workerSettings(config, h.name);
-    return config.router.dpAware ? Array.from({ length: s.dp }, (_, rank) => `${s.url}@${rank}`) : [s.url];
-  });
+export function expectedRouterWorkers(dpAware: boolean, workers: RouterWorker[]): string[] {
+  return workers.flatMap((w) => (dpAware ? Array.from({ length: w.dpSize }, (_, rank) => `${w.url}@${rank}`) : [w.url]));
 }
 
 /** The router's base URL as seen from its own host. */
-export function routerLocalUrl(config: ReprobenchConfig): string {
-  const host = config.router.host === "0.0.0.0" ? "127.0.0.1" : config.router.host;
-  return `http://${host}:${config.router.port}`;
+export function routerLocalUrl(r: Pick<RouterSettings, "host" | "port">): string {
+  const host = r.host === "0.0.0.0" ? "127.0.0.1" : r.host;
+  return `http://${host}:${r.port}`;
 }
 
-/** Inputs of the router's host script, minus the API key. */
-export function routerScriptEnv(config: ReprobenchConfig): Record<string, string> {
-  const r = config.router;
-  const dockerArgs = routerDockerArgs(config);
-  const command = routerCommand(config);
+/** The router container as `@pulumi/docker` takes it, minus image, user and API key (seed 000: host network, nofile 65536). */
+export function routerContainerSpec(r: RouterSettings, workerUrls: string[]): ContainerSpec {
+  return {
+    name: r.containerName,
+    command: routerCommand(r, workerUrls),
+    networkMode: "host",
+    ulimits: ulimitList(r.ulimits),
+    envs: Object.entries(r.env).map(([k, v]) => `${k}=${v}`),
+    volumes: r.modelMount ? [{ ...r.modelMount, readOnly: true }] : [],
+    labels: containerLabels("router"),
+    stopTimeout: r.stopTimeoutSecs,
+  };
+}
+
+/** Inputs of sglang-router.sh, minus the API key. */
+export function routerGateEnv(r: RouterSettings, workers: RouterWorker[]): Record<string, string> {
   return {
     CONTAINER_NAME: r.containerName,
-    IMAGE: r.image ?? config.sglang.image,
-    // The rank list is fixed when the router starts, so a DP-size change must restart it too.
-    SPEC: specHash({ image: r.image, dockerArgs, command, user: r.user, workers: expectedRouterWorkers(config) }),
-    DOCKER_ARGS_JSON: JSON.stringify(dockerArgs),
-    COMMAND_JSON: JSON.stringify(command),
-    CONTAINER_USER: r.user,
-    REQUIRED_DIRS: r.mountModel ? config.sglang.modelPath : "",
-    ROUTER_URL: routerLocalUrl(config),
-    EXPECTED_WORKERS: JSON.stringify(expectedRouterWorkers(config)),
-    SERVED_MODEL_NAME: config.sglang.servedModelName,
-    MODEL_LISTED: config.sglang.engine === "vllm" ? "0" : "1",
+    ROUTER_URL: routerLocalUrl(r),
+    EXPECTED_WORKERS: JSON.stringify(expectedRouterWorkers(r.dpAware, workers)),
+    SERVED_MODEL_NAME: r.servedModelName,
+    MODEL_LISTED: r.modelListed ? "1" : "0",
     READY_TIMEOUT_SECONDS: String(r.workerStartupTimeoutSecs + 120),
   };
 }
 
 export interface SglangRouterArgs {
-  /** SSH connection to the router host. */
-  readonly connection: pulumi.Input<SshConnectionInput>;
-  /** The whole stack config (the router needs every worker's URL and DP size). */
-  readonly config: ReprobenchConfig;
+  /** SSH connection to the router host (the gate runs there). */
+  readonly connection: pulumi.Input<HostConnectionInput>;
+  /** The router host's Docker engine (HostAccess.dockerProvider). */
+  readonly dockerProvider: docker.Provider;
+  /** "uid:gid" of the SSH login (HostAccess.loginUser), used when settings.user is "ssh-user". */
+  readonly loginUser: pulumi.Input<string>;
+  readonly settings: RouterSettings;
+  /** The workers, each URL resolving once that worker passed its gate (SglangWorker.url, .dpSize). */
+  readonly workers: { url: pulumi.Input<string>; dpSize: number }[];
   /** The workers' shared --api-key. Secret. */
   readonly apiKey: pulumi.Input<string>;
 }
 
 /**
- * The DP-aware, cache-aware sglang-router in front of every worker (seed 000 "启动 global router").
- * Pass the workers in `dependsOn`: it is created only after each passed its gate, and destroyed first.
+ * The DP-aware, cache-aware sglang-router in front of every worker (seed 000 "启动 global router"): it
+ * starts once every worker URL resolved (each worker passed its gate), and its gate proves routing with
+ * /readiness, /workers listing every DP rank, /v1/models and a real completion. Destroyed before the
+ * workers, with the seed's 180 s to drain.
  */
 export class SglangRouter extends pulumi.ComponentResource {
-  /** OpenAI-compatible base URL on the router host. */
+  /** Base URL on the router host; resolves once the router passed its gate. */
   public readonly url: pulumi.Output<string>;
   /** {workers, models} the router reported after its checks. */
   public readonly status: pulumi.Output<string>;
+  /** The router image as pulled (name@sha256:…). */
+  public readonly imageDigest: pulumi.Output<string>;
+  public readonly image: docker.RemoteImage;
+  public readonly container: docker.Container;
 
   constructor(name: string, args: SglangRouterArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:cluster:SglangRouter", name, {}, opts);
-    const env = routerScriptEnv(args.config);
-    const container = new CheckedCommand(
+    const r = args.settings;
+    const urls = pulumi.all(args.workers.map((w) => w.url));
+    const spec = urls.apply((u) => routerContainerSpec(r, u));
+    const childOpts = { parent: this, provider: args.dockerProvider, dependsOn: opts?.dependsOn };
+    this.image = new docker.RemoteImage(`${name}-image`, { name: r.image, keepLocally: true }, childOpts);
+    this.container = new docker.Container(
       `${name}-container`,
       {
-        connection: args.connection,
-        // The script and its inputs stay readable in previews; only the key travels as a secret.
-        create: scriptWithEnv(["container-run", "sglang-router"], env),
-        environment: { API_KEY: args.apiKey },
-        check: scriptWithEnv("container-check", { CONTAINER_NAME: env.CONTAINER_NAME }),
-        // Drain: give in-flight generations the seed's 180 s before the container goes.
-        delete: scriptWithEnv("container-stop", { CONTAINER_NAME: env.CONTAINER_NAME, STOP_TIMEOUT: String(args.config.router.stopTimeoutSecs) }),
-        spec: env.SPEC,
-        summary: [...routerDockerArgs(args.config), env.IMAGE, ...routerCommand(args.config)],
-        timeoutSeconds: Number(env.READY_TIMEOUT_SECONDS) + 900,
+        name: r.containerName,
+        image: this.image.imageId,
+        command: spec.command,
+        networkMode: "host",
+        ulimits: spec.ulimits,
+        envs: pulumi.all([spec.envs, pulumi.interpolate`REPROBENCH_API_KEY=${args.apiKey}`]).apply(([envs, key]) => [...envs, key]),
+        volumes: spec.volumes,
+        labels: spec.labels,
+        stopTimeout: r.stopTimeoutSecs,
+        user: r.user === "ssh-user" ? args.loginUser : r.user,
+        entrypoints: apiKeyEntrypoint(),
+        restart: "unless-stopped",
+        mustRun: true,
+        destroyGraceSeconds: r.stopTimeoutSecs,
       },
-      // A component's dependsOn does not reach its children by itself (the SDK waits only on a
-      // resource's own dependsOn), so pass it on: e.g. no container starts before daemon.json is settled.
-      { parent: this, dependsOn: opts?.dependsOn },
+      { ...childOpts, deleteBeforeReplace: true },
     );
-    this.url = pulumi.output(routerLocalUrl(args.config));
-    this.status = container.stdout.apply((s) => s.trim().split("\n").pop() ?? "");
-    this.registerOutputs({ url: this.url, status: this.status });
+    const gate = new CheckedCommand(
+      `${name}-ready`,
+      {
+        connection: args.connection,
+        create: urls.apply((u) => scriptWithEnv("sglang-router", routerGateEnv(r, u.map((url, i) => ({ url, dpSize: args.workers[i].dpSize }))))),
+        environment: { API_KEY: args.apiKey },
+        spec: this.container.id,
+        check: scriptWithEnv("container-started", { CONTAINER_NAME: r.containerName }),
+        onDrift: "update",
+        timeoutSeconds: r.workerStartupTimeoutSecs + 120 + 900,
+      },
+      { parent: this },
+    );
+    this.url = gate.urn.apply(() => routerLocalUrl(r));
+    this.status = gate.stdout.apply((out) => out.trim().split("\n").pop() ?? "");
+    this.imageDigest = this.image.repoDigest;
+    this.registerOutputs({ url: this.url, status: this.status, imageDigest: this.imageDigest, image: this.image, container: this.container });
   }
 }

@@ -1,90 +1,40 @@
+import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import type { ResolvedSglangSettings } from "../infra/config";
-import { serverCommand } from "../infra/config";
-import { CheckedCommand, type SshConnectionInput } from "./checked-command";
-import { scriptWithEnv, specHash } from "./host-script";
+import { CheckedCommand } from "./checked-command";
+import { type ContainerSpec, apiKeyEntrypoint, containerLabels, ulimitList } from "./container-spec";
+import { scriptWithEnv } from "./host-script";
+import { type WorkerSettings, expectedServerInfo, expectedVllmModel, serverCommand } from "./model-server";
+import type { HostConnectionInput } from "./ssh";
 
 /**
- * The container's argv split for `docker run`: SGLang's image has no ENTRYPOINT, so the whole command
- * follows the image (seed 000); vllm/vllm-openai's ENTRYPOINT is `vllm serve`, so for vLLM the entry
- * point is set explicitly and the rest follows (otherwise the image would run `vllm serve vllm serve …`).
+ * The worker's container as `@pulumi/docker` takes it, minus the image id, the user and the API key: what
+ * seed 000 passes to `docker run` (host network, ipc host, GPUs, ulimits, the weights read-only) and the
+ * server's argv. A preview shows exactly which of these a config change touches.
  */
-export function containerArgv(s: ResolvedSglangSettings): { entrypoint: string | null; command: string[] } {
-  const argv = serverCommand(s);
-  return s.engine === "vllm" ? { entrypoint: argv[0], command: argv.slice(1) } : { entrypoint: null, command: argv };
-}
-
-/** `docker run` options for one model server worker, as seed 000 starts it (the image and argv follow). */
-export function workerDockerArgs(s: ResolvedSglangSettings): string[] {
-  const args = ["--network", "host", "--ipc", s.ipc, "--stop-timeout", String(s.stopTimeoutSecs)];
-  const { entrypoint } = containerArgv(s);
-  if (entrypoint !== null) args.push("--entrypoint", entrypoint);
-  if (s.gpus === "all") args.push("--gpus", "all");
-  for (const [name, value] of Object.entries(s.ulimits)) {
-    args.push("--ulimit", typeof value === "number" ? `${name}=${value}` : `${name}=${value.soft}:${value.hard}`);
-  }
-  if (s.shmSizeMb !== null) args.push("--shm-size", `${s.shmSizeMb}m`);
-  for (const [k, v] of Object.entries(s.env)) args.push("--env", `${k}=${v}`);
-  args.push("--volume", `${s.modelPath}:${s.modelMountPath}:ro`);
-  return args;
-}
-
-/**
- * The /server_info fields (SGLang's names and JSON types) that must equal the config after start. Settings
- * left to SGLang (null) are not asserted, except max_mamba_cache_size, which SGLang echoes as given.
- */
-export function expectedServerInfo(s: ResolvedSglangSettings): Record<string, unknown> {
-  const expected: Record<string, unknown> = {
-    served_model_name: s.servedModelName,
-    tp_size: s.tp,
-    dp_size: s.dp,
+export function workerContainerSpec(s: WorkerSettings): ContainerSpec {
+  const spec: ContainerSpec = {
+    name: s.containerName,
+    command: serverCommand(s),
+    networkMode: "host",
+    ipcMode: s.ipc,
+    ulimits: ulimitList(s.ulimits),
+    envs: Object.entries(s.env).map(([k, v]) => `${k}=${v}`),
+    volumes: [{ hostPath: s.modelPath, containerPath: s.modelMountPath, readOnly: true }],
+    labels: containerLabels("worker"),
+    stopTimeout: s.stopTimeoutSecs,
   };
-  if (s.contextLength !== null) expected.context_length = s.contextLength;
-  if (s.maxRunningRequests !== null) expected.max_running_requests = s.maxRunningRequests;
-  Object.assign(expected, {
-    max_mamba_cache_size: s.maxMambaCacheSize,
-    mem_fraction_static: s.memFractionStatic,
-    reasoning_parser: s.reasoningParser,
-    tool_call_parser: s.toolCallParser,
-  });
-  const optional: [string, unknown][] = [
-    ["kv_cache_dtype", s.kvCacheDtype],
-    ["attention_backend", s.attentionBackend],
-    ["chunked_prefill_size", s.chunkedPrefillSize],
-    ["max_prefill_tokens", s.maxPrefillTokens],
-    ["mamba_full_memory_ratio", s.mamba.fullMemoryRatio],
-    ["mamba_radix_cache_strategy", s.mamba.radixCacheStrategy],
-    ["mamba_ssm_dtype", s.mamba.ssmDtype],
-    ["default_chat_template_kwargs", s.enableThinking === null ? null : { enable_thinking: s.enableThinking }],
-  ];
-  for (const [field, value] of optional) if (value !== null) expected[field] = value;
-  if (s.trustRemoteCode) expected.trust_remote_code = true;
-  return expected;
+  if (s.gpus === "all") spec.gpus = "all";
+  if (s.shmSizeMb !== null) spec.shmSize = s.shmSizeMb;
+  return spec;
 }
 
-/** What a vLLM worker must show on /v1/models (it has no /server_info): the served name, owned_by vllm, max_model_len. */
-export function expectedVllmModel(s: ResolvedSglangSettings): Record<string, unknown> {
-  const expected: Record<string, unknown> = { id: s.servedModelName, owned_by: "vllm" };
-  if (s.contextLength !== null) expected.max_model_len = s.contextLength;
-  return expected;
-}
-
-/** Inputs of the worker's host script, minus the API key. */
-export function workerScriptEnv(s: ResolvedSglangSettings): Record<string, string> {
-  const dockerArgs = workerDockerArgs(s);
-  const { command } = containerArgv(s);
-  const vllm = s.engine === "vllm";
+/** Inputs of the worker's gate scripts (server-health + the engine's own), minus the API key. */
+export function workerGateEnv(s: WorkerSettings): Record<string, string> {
   return {
     CONTAINER_NAME: s.containerName,
-    IMAGE: s.image,
-    SPEC: specHash({ image: s.image, dockerArgs, command, user: s.user }),
-    DOCKER_ARGS_JSON: JSON.stringify(dockerArgs),
-    COMMAND_JSON: JSON.stringify(command),
-    CONTAINER_USER: s.user,
-    REQUIRED_DIRS: s.modelPath,
     BASE_URL: s.url,
     READY_TIMEOUT_SECONDS: String(s.readyTimeoutMinutes * 60),
-    EXPECTED_JSON: JSON.stringify(vllm ? expectedVllmModel(s) : expectedServerInfo(s)),
+    EXPECTED_JSON: JSON.stringify(s.engine === "vllm" ? expectedVllmModel(s) : expectedServerInfo(s)),
     SERVED_MODEL_NAME: s.servedModelName,
     // Seed 002 Run 3's check after disabling thinking: a completion carries no reasoning_content.
     EXPECT_NO_REASONING: s.enableThinking === false ? "1" : "0",
@@ -92,55 +42,86 @@ export function workerScriptEnv(s: ResolvedSglangSettings): Record<string, strin
 }
 
 /** The gate script for the worker's engine. */
-export function workerGateScript(s: ResolvedSglangSettings): string {
+export function workerGateScript(s: WorkerSettings): string {
   return s.engine === "vllm" ? "vllm-worker" : "sglang-worker";
 }
 
 export interface SglangWorkerArgs {
-  /** SSH connection to the worker host. */
-  readonly connection: pulumi.Input<SshConnectionInput>;
-  /** The worker's resolved settings (sglang + this host's override). */
-  readonly settings: ResolvedSglangSettings;
+  /** SSH connection to the worker host (the gates run there). */
+  readonly connection: pulumi.Input<HostConnectionInput>;
+  /** The host's Docker engine (HostAccess.dockerProvider). */
+  readonly dockerProvider: docker.Provider;
+  /** "uid:gid" of the SSH login (HostAccess.loginUser), used when settings.user is "ssh-user". */
+  readonly loginUser: pulumi.Input<string>;
+  /** The worker's resolved settings (sglang.* with this host's override). */
+  readonly settings: WorkerSettings;
   /** The --api-key every worker and the router share. Secret. */
   readonly apiKey: pulumi.Input<string>;
 }
 
 /**
- * One model server container on a worker host (seed 000 "启动两个 SGLang workers"), gated on /health
- * and on /server_info matching the config (vLLM: /v1/models, it has no /server_info). A refresh notices a
- * dead or changed container and the next `up` recreates it.
+ * One model server container on a worker host (seed 000 "启动两个 SGLang workers"): the image pulled
+ * through the host's dockerd (digest recorded), the container, and a gate on /health within the load
+ * budget and /server_info matching the config (vLLM: /v1/models). `url` resolves only once the gate
+ * passed; a refresh notices a dead or restarted container and the next `up` restarts and re-gates it.
  */
 export class SglangWorker extends pulumi.ComponentResource {
-  /** http://<privateIp>:<port>, what the router dials. */
+  /** http://<privateIp>:<port>, what the router dials; resolves when the server passed its gate. */
   public readonly url: pulumi.Output<string>;
+  /** DP ranks the server runs (the dp-aware router addresses each). */
+  public readonly dpSize: number;
   /** /server_info as the worker reported it after start (without internal_states). */
   public readonly serverInfo: pulumi.Output<string>;
-  /** spec, running state and container id as last observed; changes when the container is recreated. */
-  public readonly observed: pulumi.Output<string>;
+  /** The image as pulled: repo digest (name@sha256:…). */
+  public readonly imageDigest: pulumi.Output<string>;
+  public readonly image: docker.RemoteImage;
+  public readonly container: docker.Container;
 
   constructor(name: string, args: SglangWorkerArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:cluster:SglangWorker", name, {}, opts);
-    const env = workerScriptEnv(args.settings);
-    const container = new CheckedCommand(
+    const s = args.settings;
+    const spec = workerContainerSpec(s);
+    // A component's dependsOn does not reach its children by itself: pass it on (no container starts
+    // before daemon.json is settled, since a docker restart would kill it).
+    const childOpts = { parent: this, provider: args.dockerProvider, dependsOn: opts?.dependsOn };
+    // Model server images are tens of GB: a destroy leaves them on the host.
+    this.image = new docker.RemoteImage(`${name}-image`, { name: s.image, keepLocally: true }, childOpts);
+    this.container = new docker.Container(
       `${name}-container`,
       {
-        connection: args.connection,
-        // The script and its inputs stay readable in previews; only the key travels as a secret.
-        create: scriptWithEnv(["container-run", "server-health", workerGateScript(args.settings)], env),
-        environment: { API_KEY: args.apiKey },
-        check: scriptWithEnv("container-check", { CONTAINER_NAME: env.CONTAINER_NAME }),
-        delete: scriptWithEnv("container-stop", { CONTAINER_NAME: env.CONTAINER_NAME, STOP_TIMEOUT: String(args.settings.stopTimeoutSecs) }),
-        spec: env.SPEC,
-        summary: [...workerDockerArgs(args.settings), args.settings.image, ...containerArgv(args.settings).command],
-        timeoutSeconds: args.settings.readyTimeoutMinutes * 60 + 600,
+        ...spec,
+        image: this.image.imageId,
+        user: s.user === "ssh-user" ? args.loginUser : s.user,
+        entrypoints: apiKeyEntrypoint(),
+        envs: [...spec.envs, pulumi.interpolate`REPROBENCH_API_KEY=${args.apiKey}`],
+        restart: "unless-stopped",
+        mustRun: true,
+        // destroy: `docker stop` with the server's grace time first (in-flight requests finish).
+        destroyGraceSeconds: s.stopTimeoutSecs,
       },
-      // A component's dependsOn does not reach its children by itself (the SDK waits only on a
-      // resource's own dependsOn), so pass it on: e.g. no container starts before daemon.json is settled.
-      { parent: this, dependsOn: opts?.dependsOn },
+      // Same name, same GPUs, same port: the old container must be gone before the new one starts.
+      { ...childOpts, deleteBeforeReplace: true },
     );
-    this.url = pulumi.output(args.settings.url);
-    this.serverInfo = container.stdout.apply((s) => s.trim().split("\n").pop() ?? "");
-    this.observed = container.observed;
-    this.registerOutputs({ url: this.url, serverInfo: this.serverInfo, observed: this.observed });
+    const gate = new CheckedCommand(
+      `${name}-ready`,
+      {
+        connection: args.connection,
+        create: scriptWithEnv(["server-health", workerGateScript(s)], workerGateEnv(s)),
+        environment: { API_KEY: args.apiKey },
+        // A new or restarted container is gated again.
+        spec: this.container.id,
+        check: scriptWithEnv("container-started", { CONTAINER_NAME: s.containerName }),
+        onDrift: "update",
+        timeoutSeconds: s.readyTimeoutMinutes * 60 + 600,
+      },
+      { parent: this },
+    );
+    // The URN resolves when the gate's create returned (and is known in a preview), so the router's
+    // worker list waits for the gate without turning unknown whenever the gate re-runs.
+    this.url = gate.urn.apply(() => s.url);
+    this.dpSize = s.dp;
+    this.serverInfo = gate.stdout.apply((out) => out.trim().split("\n").pop() ?? "");
+    this.imageDigest = this.image.repoDigest;
+    this.registerOutputs({ url: this.url, serverInfo: this.serverInfo, imageDigest: this.imageDigest, image: this.image, container: this.container });
   }
 }

@@ -1,11 +1,20 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { ReprobenchConfig } from "../infra/config-schema";
-import { CheckedCommand, type SshConnectionInput } from "./checked-command";
-import { scriptWithEnv } from "./host-script";
-import { lastJsonLine } from "./harbor-runner";
+import { CheckedCommand } from "./checked-command";
+import { lastJsonLine, scriptWithEnv } from "./host-script";
+import type { HostConnectionInput } from "./ssh";
+
+/** How task images are pulled (harbor.imagePull* of the stack). */
+export interface ImagePullSettings {
+  /** Pulls at a time. */
+  imagePullConcurrency: number;
+  /** Attempts per image before the step fails. */
+  imagePullAttempts: number;
+  /** Registries pulled from over plain HTTP. */
+  insecureRegistries: string[];
+}
 
 /** Inputs of task-images.sh for an image list (deduplicated and sorted, so the order never causes a diff). */
-export function taskImagesScriptEnv(harbor: ReprobenchConfig["harbor"], images: string[], daemonConfigPath: string): Record<string, string> {
+export function taskImagesScriptEnv(harbor: ImagePullSettings, images: string[], daemonConfigPath: string): Record<string, string> {
   if (images.length === 0) throw new Error("TaskImages: the dataset lists no [environment].docker_image to pre-pull");
   return {
     IMAGES: [...new Set(images)].sort().join("\n"),
@@ -26,8 +35,8 @@ export interface TaskImagesReport {
 
 export interface TaskImagesArgs {
   /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<SshConnectionInput>;
-  readonly harbor: ReprobenchConfig["harbor"];
+  readonly connection: pulumi.Input<HostConnectionInput>;
+  readonly settings: ImagePullSettings;
   /** The runner's daemon.json (its insecure-registries are honoured). */
   readonly daemonConfigPath: string;
   /** The image manifest (HarborRunner.images). */
@@ -44,7 +53,7 @@ export class TaskImages extends pulumi.ComponentResource {
 
   constructor(name: string, args: TaskImagesArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:runner:TaskImages", name, {}, opts);
-    const env = pulumi.output(args.images).apply((images) => taskImagesScriptEnv(args.harbor, images, args.daemonConfigPath));
+    const env = pulumi.output(args.images).apply((images) => taskImagesScriptEnv(args.settings, images, args.daemonConfigPath));
     const pull = new CheckedCommand(
       `${name}-pull`,
       {

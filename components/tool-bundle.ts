@@ -1,10 +1,23 @@
-import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import type { ReprobenchConfig } from "../infra/config";
-import { bashCommand } from "./host-script";
+import { CheckedCommand } from "./checked-command";
+import { scriptWithEnv } from "./host-script";
+import type { HostConnectionInput } from "./ssh";
+
+/** The tool bundle's settings (toolBundle.* of the stack). */
+export interface ToolBundleSettings {
+  /** Bundle directory on the runner host. */
+  hostDir: string;
+  /** Where task containers see it (seed: /opt/harbor-tools). */
+  mountPath: string;
+  /** The asciinema wheel and its sha256. */
+  asciinemaWheelUrl: string;
+  asciinemaSha256: string;
+  /** A task image without tmux/asciinema, used to prove the bundle from inside a container. */
+  canaryImage: string;
+}
 
 /** Inputs of tool-bundle.sh. */
-export function bundleScriptEnv(t: ReprobenchConfig["toolBundle"]): Record<string, string> {
+export function bundleScriptEnv(t: ToolBundleSettings): Record<string, string> {
   return {
     TOOLS_DIR: t.hostDir,
     MOUNT_PATH: t.mountPath,
@@ -16,27 +29,33 @@ export function bundleScriptEnv(t: ReprobenchConfig["toolBundle"]): Record<strin
 
 export interface ToolBundleArgs {
   /** SSH connection to the runner host. */
-  readonly connection: command.types.input.remote.ConnectionArgs;
-  readonly toolBundle: ReprobenchConfig["toolBundle"];
+  readonly connection: pulumi.Input<HostConnectionInput>;
+  readonly settings: ToolBundleSettings;
 }
 
-/** The read-only tmux/asciinema bundle task containers mount (Terminus-2 drives tmux and records with asciinema). */
+/**
+ * The read-only tmux/asciinema bundle task containers mount (Terminus-2 drives tmux and records with
+ * asciinema). A refresh reads the bundle's file digest back: a deleted or altered bundle is rebuilt.
+ */
 export class ToolBundle extends pulumi.ComponentResource {
-  /** Versions seen inside the canary image. */
+  /** Versions seen inside the canary image; resolves once the bundle is in place. */
   public readonly report: pulumi.Output<string>;
 
   constructor(name: string, args: ToolBundleArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:runner:ToolBundle", name, {}, opts);
-    const build = new command.remote.Command(
+    const t = args.settings;
+    const build = new CheckedCommand(
       `${name}-build`,
       {
         connection: args.connection,
-        create: bashCommand("tool-bundle", bundleScriptEnv(args.toolBundle)),
-        delete: `rm -rf ${JSON.stringify(args.toolBundle.hostDir)} ${JSON.stringify(`${args.toolBundle.hostDir}.building`)}`,
-        addPreviousOutputInEnv: false,
+        create: scriptWithEnv("tool-bundle", bundleScriptEnv(t)),
+        check: scriptWithEnv("tool-bundle-check", { TOOLS_DIR: t.hostDir }),
+        delete: `rm -rf ${JSON.stringify(t.hostDir)} ${JSON.stringify(`${t.hostDir}.building`)}`,
+        // The build swaps the new bundle in atomically: re-running it repairs drift.
+        onDrift: "update",
+        timeoutSeconds: 1200,
       },
-      // A component's dependsOn does not reach its children by itself (the SDK waits only on a
-      // resource's own dependsOn), so pass it on: e.g. no container starts before daemon.json is settled.
+      // Children do not inherit the component's dependsOn: pass it on.
       { parent: this, dependsOn: opts?.dependsOn },
     );
     this.report = build.stdout.apply((s) => s.trim().split("\n").pop() ?? "");

@@ -3,6 +3,10 @@
 import type { Host, HostRole, ReprobenchConfig, SglangConfig } from "./config-schema";
 import { LAUNCHERS } from "./config-schema";
 
+import { type RouterSettings, routerCommand as routerCommandFor } from "../components/sglang-router";
+
+export { serverCommand, sglangCommand, vllmCommand } from "../components/model-server";
+
 /** One worker's SGLang settings after applying sglang.overrides.<host>, plus host-derived values. */
 export type ResolvedSglangSettings = Omit<SglangConfig, "overrides" | "launcher"> & {
   /** The entry point, resolved from the engine when the config leaves it null. */
@@ -82,96 +86,42 @@ export function settingValue(s: ResolvedSglangSettings, name: string): unknown {
   return name.split(".").reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], s);
 }
 
-/** The model server's argv inside the container, for the worker's engine. */
-export function serverCommand(s: ResolvedSglangSettings): string[] {
-  return s.engine === "vllm" ? vllmCommand(s) : sglangCommand(s);
-}
 export const ROUTER_MANAGED_FLAGS = [
   "--host", "--port", "--worker-urls", "--policy", "--dp-aware", "--balance-abs-threshold",
   "--balance-rel-threshold", "--worker-startup-timeout-secs", "--request-timeout-secs", "--prometheus-port", "--api-key",
 ];
 
-/**
- * The SGLang server command inside the container, e.g. ["sglang", "serve", "--model-path", …]: seed 000's
- * flags in its order, then seed 003's (FP8 KV cache, attention backend, prefill, mamba, thinking switch).
- */
-export function sglangCommand(s: ResolvedSglangSettings): string[] {
-  const args = [
-    ...s.launcher.split(" "),
-    "--model-path", s.modelMountPath,
-    "--served-model-name", s.servedModelName,
-    "--host", s.listenAddress,
-    "--port", String(s.port),
-    "--tp-size", String(s.tp),
-    "--dp-size", String(s.dp),
-  ];
-  if (s.contextLength !== null) args.push("--context-length", String(s.contextLength));
-  if (s.maxRunningRequests !== null) args.push("--max-running-requests", String(s.maxRunningRequests));
-  if (s.maxMambaCacheSize !== null) args.push("--max-mamba-cache-size", String(s.maxMambaCacheSize));
-  args.push("--mem-fraction-static", formatFraction(s.memFractionStatic));
-  if (s.reasoningParser !== null) args.push("--reasoning-parser", s.reasoningParser);
-  if (s.toolCallParser !== null) args.push("--tool-call-parser", s.toolCallParser);
-  if (s.trustRemoteCode) args.push("--trust-remote-code");
-  if (s.kvCacheDtype !== null) args.push("--kv-cache-dtype", s.kvCacheDtype);
-  if (s.attentionBackend !== null) args.push("--attention-backend", s.attentionBackend);
-  if (s.chunkedPrefillSize !== null) args.push("--chunked-prefill-size", String(s.chunkedPrefillSize));
-  if (s.maxPrefillTokens !== null) args.push("--max-prefill-tokens", String(s.maxPrefillTokens));
-  if (s.mamba.fullMemoryRatio !== null) args.push("--mamba-full-memory-ratio", String(s.mamba.fullMemoryRatio));
-  if (s.mamba.radixCacheStrategy !== null) args.push("--mamba-radix-cache-strategy", s.mamba.radixCacheStrategy);
-  if (s.mamba.ssmDtype !== null) args.push("--mamba-ssm-dtype", s.mamba.ssmDtype);
-  // Spelled as seed 002 Run 3 writes it.
-  if (s.enableThinking !== null) args.push("--default-chat-template-kwargs", `{"enable_thinking": ${s.enableThinking}}`);
-  return [...args, ...s.extraArgs];
-}
-
-/**
- * `vllm serve MODEL …` (seed 002 Run 2), the shared settings under vLLM's flag names. The model is
- * positional; --enable-auto-tool-choice goes with a tool-call parser (vLLM refuses the parser alone).
- */
-export function vllmCommand(s: ResolvedSglangSettings): string[] {
-  const args = [
-    ...s.launcher.split(" "),
-    s.modelMountPath,
-    "--served-model-name", s.servedModelName,
-    "--host", s.listenAddress,
-    "--port", String(s.port),
-    "--tensor-parallel-size", String(s.tp),
-    "--data-parallel-size", String(s.dp),
-  ];
-  if (s.contextLength !== null) args.push("--max-model-len", String(s.contextLength));
-  if (s.maxRunningRequests !== null) args.push("--max-num-seqs", String(s.maxRunningRequests));
-  args.push("--gpu-memory-utilization", formatFraction(s.memFractionStatic));
-  if (s.reasoningParser !== null) args.push("--reasoning-parser", s.reasoningParser);
-  if (s.toolCallParser !== null) args.push("--tool-call-parser", s.toolCallParser, "--enable-auto-tool-choice");
-  if (s.trustRemoteCode) args.push("--trust-remote-code");
-  if (s.kvCacheDtype !== null) args.push("--kv-cache-dtype", s.kvCacheDtype);
-  return [...args, ...s.extraArgs];
-}
-
-/** 0.9 → "0.90" as the seed writes it; more precise values print in full. */
-function formatFraction(x: number): string {
-  return Math.abs(Math.round(x * 100) - x * 100) < 1e-9 ? x.toFixed(2) : String(x);
-}
-
-/** The router command inside the container; every worker URL follows ONE --worker-urls (0.3.2 keeps only the last list). */
-export function routerCommand(config: ReprobenchConfig): string[] {
+/** The router's settings as the SglangRouter component takes them. */
+export function routerSettings(config: ReprobenchConfig): RouterSettings {
   const r = config.router;
-  const args = [
-    ...r.launcher.split(" "),
-    "--host", r.host,
-    "--port", String(r.port),
-    "--worker-urls", ...hostsWithRole(config, "worker").map((h) => workerSettings(config, h.name).url),
-  ];
-  if (r.dpAware) args.push("--dp-aware");
-  args.push(
-    "--policy", r.policy,
-    "--balance-abs-threshold", String(r.balanceAbsThreshold),
-    "--balance-rel-threshold", String(r.balanceRelThreshold),
-    "--worker-startup-timeout-secs", String(r.workerStartupTimeoutSecs),
-    "--request-timeout-secs", String(r.requestTimeoutSecs),
-    "--prometheus-port", String(r.prometheusPort),
-  );
-  return [...args, ...r.extraArgs];
+  return {
+    image: r.image ?? config.sglang.image,
+    launcher: r.launcher,
+    containerName: r.containerName,
+    host: r.host,
+    port: r.port,
+    policy: r.policy,
+    dpAware: r.dpAware ?? config.sglang.engine === "sglang",
+    balanceAbsThreshold: r.balanceAbsThreshold,
+    balanceRelThreshold: r.balanceRelThreshold,
+    workerStartupTimeoutSecs: r.workerStartupTimeoutSecs,
+    requestTimeoutSecs: r.requestTimeoutSecs,
+    prometheusPort: r.prometheusPort,
+    user: r.user,
+    env: r.env,
+    ulimits: r.ulimits,
+    // The router loads the tokenizer from the workers' model_path; mount it where the workers see it.
+    modelMount: r.mountModel ? { hostPath: config.sglang.modelPath, containerPath: config.sglang.modelMountPath } : null,
+    stopTimeoutSecs: r.stopTimeoutSecs,
+    extraArgs: r.extraArgs,
+    servedModelName: config.sglang.servedModelName,
+    modelListed: config.sglang.engine !== "vllm",
+  };
+}
+
+/** The router command for a config (every worker's URL, in config order). */
+export function routerCommand(config: ReprobenchConfig): string[] {
+  return routerCommandFor(routerSettings(config), hostsWithRole(config, "worker").map((h) => workerSettings(config, h.name).url));
 }
 
 /**

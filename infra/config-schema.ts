@@ -3,6 +3,10 @@
 // seed 000 (2 × 8×A100, Qwen3.8-27B, SGLang TP4×DP2 per host, Harbor 0.21.0 + Terminus-2, 89 tasks, c25/a20,
 // agent timeout 6×, agent setup timeout 5×). Cross-field rules live in config-parse.ts.
 import { z } from "zod";
+import { parseCidr, parseIpv4 } from "../components/cidr";
+
+export { cidrContains, parseCidr, parseIpv4 } from "../components/cidr";
+export { isGitUrl } from "../components/run-config";
 
 export const HOST_ROLES = ["worker", "router", "runner"] as const;
 export type HostRole = (typeof HOST_ROLES)[number];
@@ -44,38 +48,6 @@ const SSH_KEY_TYPES = [
   "sk-ecdsa-sha2-nistp256@openssh.com",
 ];
 
-/** Parses dotted-quad IPv4 into a 32-bit unsigned number, or null. */
-export function parseIpv4(text: string): number | null {
-  const parts = text.split(".");
-  if (parts.length !== 4) return null;
-  let value = 0;
-  for (const part of parts) {
-    if (!/^(0|[1-9][0-9]{0,2})$/.test(part)) return null;
-    const octet = Number(part);
-    if (octet > 255) return null;
-    value = value * 256 + octet;
-  }
-  return value;
-}
-
-/** Parses "a.b.c.d/n" into network address and prefix; null when malformed or host bits are set. */
-export function parseCidr(text: string): { network: number; prefix: number } | null {
-  const match = /^([0-9.]+)\/([0-9]{1,2})$/.exec(text);
-  if (!match) return null;
-  const address = parseIpv4(match[1]);
-  const prefix = Number(match[2]);
-  if (address === null || prefix > 32) return null;
-  const size = 2 ** (32 - prefix);
-  if (address % size !== 0) return null;
-  return { network: address, prefix };
-}
-
-/** True when the IPv4 number lies inside the CIDR. */
-export function cidrContains(cidr: { network: number; prefix: number }, address: number): boolean {
-  const size = 2 ** (32 - cidr.prefix);
-  return address >= cidr.network && address < cidr.network + size;
-}
-
 /**
  * Checks an OpenSSH public key line ("ssh-ed25519 AAAA… [comment]", the authorized_keys / .pub format):
  * known type, base64 blob whose embedded type name matches. Returns what is wrong, or null.
@@ -95,10 +67,6 @@ export function checkPublicKeyLine(line: string): string | null {
   return null;
 }
 
-/** A git remote (https/ssh/git/file URL or scp-like user@host:path) as opposed to a local directory. */
-export function isGitUrl(text: string): boolean {
-  return /^(https?|ssh|git|file):\/\//.test(text) || /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:/.test(text);
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // Field schemas. Messages are the "expected …" half of a problem; config-parse.ts adds the key and bad value.

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import type { HostConnectionInput } from "../components/ssh";
 import { type ReprobenchConfig, SECRET_KEYS, SECRET_PLACEHOLDER, checkPublicKeyLine } from "./config-schema";
 import { type ConfigProblem, NAMESPACE, configKey, formatProblems, missingSecretProblems, parseConfig, plaintextSecretProblems } from "./config-parse";
 
@@ -112,20 +113,11 @@ export interface LoadedConfig {
   };
 }
 
-/** Fields of @pulumi/command's remote ConnectionArgs for one host. */
-export interface SshConnection {
-  host: string;
-  port: number;
-  user: string;
-  privateKey: pulumi.Output<string>;
-  hostKey: string;
-}
-
-/** Connection settings for a host, ready for `new command.remote.Command(…, { connection })`. */
-export function sshConnection(loaded: LoadedConfig, hostName: string): SshConnection {
+/** How the program reaches a host: the one SSH transport every component uses (components/ssh.ts). */
+export function sshConnection(loaded: LoadedConfig, hostName: string): HostConnectionInput {
   const host = loaded.config.hosts.find((h) => h.name === hostName);
   if (!host) throw new Error(`unknown host '${hostName}'`);
-  return { host: host.ssh.host, port: host.ssh.port, user: host.ssh.user, privateKey: loaded.secrets.sshPrivateKey[hostName], hostKey: loaded.hostKeys[hostName] };
+  return { name: host.name, host: host.ssh.host, port: host.ssh.port, user: host.ssh.user, privateKey: loaded.secrets.sshPrivateKey[hostName], hostKey: loaded.hostKeys[hostName] };
 }
 
 // pulumi.runtime.isConfigSecret exists at run time but is not in the typings.

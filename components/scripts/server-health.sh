@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Wait for a model server container (SGLang or vLLM, started by container-run.sh) to answer /health = 200
+# Wait for a model server container (SGLang or vLLM, a docker.Container of SglangWorker) to answer /health = 200
 # within its model-load budget, as seed 000 does by hand; fail at once with the log tail if the container
 # dies. The engine's own gate (sglang-worker.sh, vllm-worker.sh) runs next and checks what it serves.
 # Inputs (env):

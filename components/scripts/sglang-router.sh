@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prove the sglang-router container (started by container-run.sh) routes, as seed 000 checks by hand
+# Prove the sglang-router container (a docker.Container of SglangRouter) routes, as seed 000 checks by hand
 # — but with the router's real readiness signals (its /health is liveness only): /readiness, /workers
 # listing every DP rank, /v1/models, and a real completion of "Reply with exactly READY.".
 # Inputs (env):

@@ -1,0 +1,99 @@
+// The one way reprobench reaches a host: OpenSSH with a pinned host key. CheckedCommand runs its scripts
+// through it, and the @pulumi/docker provider dials `ssh://` with the same key and known_hosts file, so a
+// host that fails one fails the other the same way.
+import { createHash } from "node:crypto";
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import * as path from "node:path";
+import type * as command from "@pulumi/command";
+import * as pulumi from "@pulumi/pulumi";
+
+/** How to reach a host over SSH. Host keys are always pinned. */
+export interface HostConnection {
+  /** The host's name in the stack (worker-a); error messages name it. */
+  name: string;
+  host: string;
+  port: number;
+  user: string;
+  /** OpenSSH private key (PEM). Secret. */
+  privateKey: string;
+  /** The host's public key, authorized_keys format ("ssh-ed25519 AAAA…"). */
+  hostKey: string;
+}
+
+/** HostConnection whose fields may be Outputs (the private key usually is a secret Output). */
+export type HostConnectionInput = { [K in keyof HostConnection]: pulumi.Input<HostConnection[K]> };
+
+/** `ssh://user@host:port`, the docker provider's host for a connection. */
+export function dockerHostUrl(c: Pick<HostConnection, "host" | "port" | "user">): string {
+  const host = c.host.includes(":") ? `[${c.host}]` : c.host;
+  return `ssh://${c.user}@${host}:${c.port}`;
+}
+
+/** The known_hosts line for a pinned key (`[host]:port` when the port is not 22, as OpenSSH writes it). */
+export function knownHostsLine(c: Pick<HostConnection, "host" | "port" | "hostKey">): string {
+  const target = c.port === 22 ? c.host : `[${c.host}]:${c.port}`;
+  return `${target} ${c.hostKey.trim()}\n`;
+}
+
+/** Where key material for the docker provider lives on the control machine (REPROBENCH_SSH_DIR overrides). */
+export function sshMaterialDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.REPROBENCH_SSH_DIR ?? path.join(homedir(), ".reprobench", "ssh");
+}
+
+/**
+ * Writes the private key and the known_hosts line as 0600 files named by a hash of their contents, and
+ * returns their paths. The docker provider runs the `ssh` binary, which takes key files only. Paths depend on
+ * the contents alone, so they are the same in every checkout and every run (a path change would show as a
+ * provider change in every preview); destroy, which does not run the program, finds them where up left them.
+ */
+export function writeSshMaterial(c: Pick<HostConnection, "host" | "port" | "privateKey" | "hostKey">, dir = sshMaterialDir()): { keyFile: string; knownHostsFile: string } {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  const key = c.privateKey.endsWith("\n") ? c.privateKey : `${c.privateKey}\n`;
+  const known = knownHostsLine(c);
+  const digest = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 20);
+  const keyFile = path.join(dir, `id-${digest(key)}`);
+  const knownHostsFile = path.join(dir, `known_hosts-${digest(known)}`);
+  for (const [file, text] of [[keyFile, key], [knownHostsFile, known]] as const) {
+    let current: string | undefined;
+    try {
+      current = readFileSync(file, "utf8");
+    } catch {
+      current = undefined;
+    }
+    if (current === text) continue;
+    // Write then rename: a concurrent run never sees half a key.
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, text, { mode: 0o600 });
+    renameSync(tmp, file);
+  }
+  return { keyFile, knownHostsFile };
+}
+
+/** OpenSSH options for a non-interactive, pinned connection (the docker provider's sshOpts). */
+export function sshOptions(files: { keyFile: string; knownHostsFile: string }): string[] {
+  return [
+    "-i", files.keyFile,
+    "-o", "IdentitiesOnly=yes",
+    "-o", "BatchMode=yes",
+    "-o", "StrictHostKeyChecking=yes",
+    "-o", `UserKnownHostsFile=${files.knownHostsFile}`,
+    "-o", "ConnectTimeout=15",
+    "-o", "ServerAliveInterval=30",
+  ];
+}
+
+/** ssh exits 255 when the connection itself failed (refused, timeout, host key, auth), never for a remote exit. */
+export const SSH_CONNECTION_FAILED = 255;
+
+/** The message when a host cannot be reached: names the stack's host and what was being done. */
+export function unreachableMessage(c: Pick<HostConnection, "name" | "user" | "host" | "port">, doing: string, stderr: string): string {
+  const tail = stderr.trim().split("\n").slice(-5).join("\n");
+  return `host ${c.name} (${c.user}@${c.host}:${c.port}) cannot be reached over SSH while ${doing}; nothing was changed or recorded as drift. Bring the host back (sshd, network) and retry.\n${tail}`;
+}
+
+/** The fields @pulumi/command's remote connection takes (the host's stack name is reprobench's alone). */
+export function commandConnection(c: pulumi.Input<HostConnectionInput>): pulumi.Output<command.types.input.remote.ConnectionArgs> {
+  return pulumi.output(c).apply(({ host, port, user, privateKey, hostKey }) => ({ host, port, user, privateKey, hostKey }));
+}
