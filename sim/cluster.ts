@@ -696,6 +696,17 @@ export function judgeOwnership(instance: SimInstance, root: string, resources: O
   return { state: "ours" };
 }
 
+/** An instance someone else is using (another checkout's cluster, a running test's instance). */
+export class ForeignInstanceError extends Error {
+  constructor(
+    message: string,
+    readonly ownership: Extract<Ownership, { state: "foreign" }>,
+  ) {
+    super(message);
+    this.name = "ForeignInstanceError";
+  }
+}
+
 /** What to tell the user who cannot use a foreign instance. */
 export function foreignInstanceMessage(instance: SimInstance, ownership: Extract<Ownership, { state: "foreign" }>, containers: string[]): string {
   const what = `${instance.name === DEFAULT_INSTANCE.name ? "the simulated cluster" : `sim instance '${instance.name}'`} (${containers.join(", ") || "its network and volumes"})`;
@@ -766,7 +777,7 @@ export async function claimInstance(options: SimOptions & { takeOver?: boolean }
   });
   if (ownership.state === "free" || ownership.state === "ours") return ownership;
   const containers = resources.filter((r) => r.kind === "container").map((r) => r.name).sort();
-  if (ownership.state === "foreign" && !options.takeOver) throw new Error(foreignInstanceMessage(instance, ownership, containers));
+  if (ownership.state === "foreign" && !options.takeOver) throw new ForeignInstanceError(foreignInstanceMessage(instance, ownership, containers), ownership);
   log(`taking over sim instance '${instance.name}' (${containers.join(", ") || "network and volumes"}): ${ownership.reason}`);
   // Test instances are disposable; the default cluster's job results are copied out first, as by `sim down`.
   await simDown({ root: options.root, instance, log, discardResults: instance.name !== DEFAULT_INSTANCE.name });

@@ -5,6 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import YAML from "yaml";
 
 export const repoRoot = path.resolve(__dirname, "../..");
 
@@ -30,6 +31,16 @@ export function pointAtSimInstance(
     if (!p) throw new Error(`sim instance has no host ${h.name}`);
     return { ...h, privateIp: p.ip, ssh: { ...h.ssh, host: p.sshHost, port: p.sshPort, hostKeyFile: p.hostKeyFile, privateKeyFile: plan.privateKeyFile } };
   });
+}
+
+/**
+ * A stack file without its secrets-provider settings: a salt or key in the checkout's file belongs to the
+ * checkout's passphrase, and the copy's stack uses its own ("incorrect passphrase" otherwise).
+ */
+export function withoutSecretsSettings(text: string): string {
+  const doc = YAML.parseDocument(text);
+  for (const key of ["encryptionsalt", "encryptedkey", "secretsprovider"]) doc.delete(key);
+  return doc.toString();
 }
 
 const COPIED = ["Pulumi.yaml", "package.json", "tsconfig.json", "infra", "components"];
@@ -61,7 +72,7 @@ export async function testProject(extraFiles: Record<string, string> = {}): Prom
     dir,
     env,
     async stack(name, stackFile) {
-      fs.copyFileSync(path.join(repoRoot, stackFile), path.join(dir, `Pulumi.${name}.yaml`));
+      fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), withoutSecretsSettings(fs.readFileSync(path.join(repoRoot, stackFile), "utf8")));
       // The checkout's own `pulumi` (scripts/toolchain.sh puts it in .toolchain/bin beside the offline
       // language host); online installs fall back to the one on PATH.
       const root = path.join(repoRoot, ".toolchain");

@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import YAML from "yaml";
-import { type ClusterPlan, type SimInstance, simDown, simUp, sshArgs } from "../../sim/cluster";
+import { type ClusterPlan, ForeignInstanceError, type SimInstance, simDown, simUp, sshArgs } from "../../sim/cluster";
 import { run } from "../../sim/exec";
 import { pointAtSimInstance, repoRoot, type TestProject, testProject } from "./project";
 
@@ -25,13 +25,46 @@ export interface SimStack {
   cleanup(): Promise<void>;
 }
 
-export async function simStack(
-  instance: SimInstance,
-  options: { extraFiles?: Record<string, string>; baseline?: (config: LooseConfig) => void } = {},
-): Promise<SimStack> {
-  const { plan } = await simUp({ root: repoRoot, instance });
-  const project = await testProject({ [plan.stateDir]: path.join(repoRoot, plan.stateDir), ...options.extraFiles });
-  const stack = await project.stack("local", "Pulumi.local.yaml");
+export interface SimStackOptions {
+  extraFiles?: Record<string, string>;
+  baseline?: (config: LooseConfig) => void;
+  /** Hosts of the instance (default 2, the local stack's). */
+  hosts?: number;
+  log?: (message: string) => void;
+}
+
+/**
+ * Starts the instance, copies the project and creates its stack. If any step fails, everything started
+ * so far is removed before the error is rethrown: a suite whose beforeAll throws gets no SimStack for its
+ * afterAll to clean up, and a leftover instance would break the same suite later (here or in another checkout).
+ */
+export async function simStack(instance: SimInstance, options: SimStackOptions = {}): Promise<SimStack> {
+  let project: TestProject | undefined;
+  let stack: Stack | undefined;
+  const teardown = async () => {
+    // Whatever happened, leave no resources behind (destroy is asserted by the tests themselves).
+    await stack?.destroy({ onOutput: () => undefined }).catch(() => undefined);
+    project?.cleanup();
+    await simDown({ root: repoRoot, instance, discardResults: true, log: options.log });
+  };
+  try {
+    const { plan } = await simUp({ root: repoRoot, instance, hosts: options.hosts, log: options.log });
+    project = await testProject({ [plan.stateDir]: path.join(repoRoot, plan.stateDir), ...options.extraFiles });
+    stack = await project.stack("local", "Pulumi.local.yaml");
+    return simStackOn(instance, plan, project, stack, options, teardown);
+  } catch (err) {
+    // Someone else's instance (a live test run, another checkout's) is theirs to remove, not ours.
+    if (err instanceof ForeignInstanceError) throw err;
+    try {
+      await teardown();
+    } catch (cleanupErr) {
+      throw new Error(`${(err as Error).message}\n(and removing what the failed setup started also failed: ${(cleanupErr as Error).message})`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+function simStackOn(instance: SimInstance, plan: ClusterPlan, project: TestProject, stack: Stack, options: SimStackOptions, teardown: () => Promise<void>): SimStack {
   const stackFile = path.join(project.dir, "Pulumi.local.yaml");
   const baseline = YAML.parse(readFileSync(stackFile, "utf8")) as { config: LooseConfig };
   options.baseline?.(baseline.config);
@@ -55,19 +88,7 @@ export async function simStack(
     return r.stdout;
   };
 
-  return {
-    plan,
-    project,
-    stack,
-    ssh,
-    editConfig,
-    async cleanup() {
-      // Whatever happened, leave no resources behind (destroy is asserted by the tests themselves).
-      await stack.destroy({ onOutput: () => undefined }).catch(() => undefined);
-      project.cleanup();
-      await simDown({ root: repoRoot, instance, discardResults: true });
-    },
-  };
+  return { plan, project, stack, ssh, editConfig, cleanup: teardown };
 }
 
 /** What one trial of a Harbor job scored, from its result.json. */

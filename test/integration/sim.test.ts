@@ -47,8 +47,10 @@ describe("simulated cluster (real docker)", () => {
     pinnedKeys = plan.hosts.map((h) => readFileSync(join(root, h.hostKeyFile), "utf8"));
   });
 
-  afterAll(() => {
+  afterAll(async () => {
     console.log(`sim up/down timings (s): ${JSON.stringify(timings, (_k, v) => (typeof v === "number" ? Number(v.toFixed(1)) : v))}`);
+    // The tests bring the instance down themselves; after a failure (setup included) this does it.
+    await simDown({ root, log, instance, discardResults: true });
   });
 
   it("a second sim up changes nothing, keeps host keys and takes seconds", async () => {
