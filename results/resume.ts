@@ -5,7 +5,7 @@
 // must match the resolved lock (n_concurrent_trials included).
 import * as path from "node:path";
 import { asArray, asRecord, HARBOR_DEFAULTS, HarborConfig, jsonDiff, jsonEqual } from "./harbor";
-import { defaultMopUpErrorTypes } from "./taxonomy";
+import { defaultMopUpErrorTypes, nonTransientUnscoredTypes } from "./taxonomy";
 
 export interface ResumeTrial {
   dir: string;
@@ -47,6 +47,8 @@ export interface ResumePlan {
   env: Record<string, string>;
   errorTypes: string[];
   trialsToRerun: { dir: string; task: string; exceptionType: string }[];
+  /** Unscored trials left alone because they would fail the same way again (auth, unknown model, quota). */
+  keptNonTransient: { dir: string; task: string; exceptionType: string }[];
   edits: FileEdit[];
   config: HarborConfig;
   lock: HarborConfig | null;
@@ -152,6 +154,21 @@ export function planResume(input: ResumeInput, opts: ResumeOptions = {}): Resume
   const trialsToRerun = input.trials
     .filter((t): t is ResumeTrial & { exceptionType: string } => t.exceptionType !== null && errorTypes.includes(t.exceptionType))
     .map((t) => ({ dir: t.dir, task: t.task, exceptionType: t.exceptionType }));
+  const nonTransient = new Set(nonTransientUnscoredTypes());
+  const keptNonTransient = input.trials
+    .filter((t): t is ResumeTrial & { exceptionType: string } => t.exceptionType !== null && nonTransient.has(t.exceptionType) && !errorTypes.includes(t.exceptionType))
+    .map((t) => ({ dir: t.dir, task: t.task, exceptionType: t.exceptionType }));
+  if (keptNonTransient.length) {
+    const types = [...new Set(keptNonTransient.map((t) => t.exceptionType))].sort();
+    warnings.push(
+      `${keptNonTransient.length} trial(s) failed with ${types.join(", ")}: kept, because a re-run fails the same way until the API key, ` +
+        `model name or quota is fixed. Fix that first, then add ${types.map((t) => `--error-type ${t}`).join(" ")} (plus the default types you still want)`,
+    );
+  }
+  const namedNonTransient = errorTypes.filter((t) => nonTransient.has(t));
+  if (namedNonTransient.length) {
+    warnings.push(`${namedNonTransient.join(", ")} in the filter: these fail again the same way unless the API key, model name or quota was fixed since`);
+  }
   const rerunDirs = new Set(trialsToRerun.map((t) => t.dir));
   const kept = input.trials.filter((t) => !rerunDirs.has(t.dir));
 
@@ -226,6 +243,7 @@ export function planResume(input: ResumeInput, opts: ResumeOptions = {}): Resume
     env: { HARBOR_TELEMETRY: "0" },
     errorTypes,
     trialsToRerun,
+    keptNonTransient,
     edits,
     config,
     lock,

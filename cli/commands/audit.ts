@@ -8,13 +8,16 @@ import { parseOverrides } from "../../results/overrides";
 
 const HELP = `usage: reprobench audit <job dir>… [--overrides FILE] [--json]
 
-Audits one or more Harbor job dirs (original run, resume passes, rerun jobs) together: per task the
-trial with the latest finished_at counts. Prints outcomes, raw and corrected scores, tokens, durations
-and the failure taxonomy with evidence (file:line).
+Audits one or more Harbor job dirs (original run, resume passes, rerun jobs) together: per task (and
+attempt slot) the newest genuine trial counts — one with a reward or an error the audit scores; a later
+infra/setup/cancelled attempt never displaces it and is listed as superseded. Prints outcomes, raw and
+corrected scores, tokens, durations and the failure taxonomy with evidence (file:line).
 
   --overrides FILE  manual verdicts (YAML/JSON): overrides: [{task, verdict: passed|failed|excluded,
-                    reason, evidence, trial?}] — reported as the corrected score, never mixed into raw
-  --json            print the audit as JSON (schema: results/SCHEMA.md, schemaVersion 1)`;
+                    reason, evidence, trial?}] — reported as the corrected score, never mixed into raw.
+                    A verdict naming a trial that no longer counts is listed as not applied, with the
+                    trial that counts instead
+  --json            print the audit as JSON (schema: results/SCHEMA.md, schemaVersion 2)`;
 
 export const audit: Command = {
   summary: "audit Harbor job dirs: latest trial per task, scores, taxonomy with evidence",

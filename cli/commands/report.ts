@@ -10,10 +10,11 @@ import { loadChartJs, renderHtml, renderMarkdown } from "../../results/report";
 
 const HELP = `usage: reprobench report <job dir>… [--out DIR] [--overrides FILE]
 
-Audits the job dirs (as \`reprobench audit\`) and writes DIR/report.md and DIR/report.html (default DIR:
-./reprobench-report). The HTML page is self-contained: Chart.js and the data are inlined and its
-Content-Security-Policy forbids network access. The run manifest (reprobench-manifest.json inside or
-beside a job dir) is shown on top; without one the report says "no manifest".`;
+Audits the job dirs as \`reprobench audit\` does (newest genuine trial per task; --overrides the same)
+and writes DIR/report.md and DIR/report.html (default DIR: ./reprobench-report). The HTML page is
+self-contained: Chart.js and the data are inlined and its Content-Security-Policy forbids network
+access. The run manifest (reprobench-manifest.json inside or beside a job dir) is shown on top;
+without one the report says "no manifest".`;
 
 export const report: Command = {
   summary: "write a Markdown + self-contained HTML report (charts, manifest) for job dirs",

@@ -9,13 +9,38 @@ import { asRecord, HarborConfig } from "../../results/harbor";
 import { readJob } from "../../results/load";
 import { shellQuote } from "../../results/pull";
 import { planRerun, planResume } from "../../results/resume";
-import { defaultMopUpErrorTypes } from "../../results/taxonomy";
+import { defaultMopUpErrorTypes, nonTransientUnscoredTypes } from "../../results/taxonomy";
+
+/** "a, b, c" wrapped to lines of at most `width` characters, each indented. */
+function wrapList(items: readonly string[], indent: string, width = 100): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const [i, item] of items.entries()) {
+    const piece = i < items.length - 1 ? `${item},` : item;
+    if (line && indent.length + line.length + 1 + piece.length > width) {
+      lines.push(indent + line);
+      line = piece;
+    } else line = line ? `${line} ${piece}` : piece;
+  }
+  if (line) lines.push(indent + line);
+  return lines.join("\n");
+}
 
 const RESUME_HELP = `usage: reprobench resume <job dir> [--error-type T]… [--n-concurrent N] [--dry-run] [--harbor BIN]
 
 Mop-up pass: \`harbor job resume\` deletes the trials whose exception type is in the filter and runs
-them again; every other trial is kept. Default filter: the infra and setup types plus CancelledError
-(${defaultMopUpErrorTypes().join(", ")}); AgentTimeoutError only when you name it.
+them again; every other trial is kept.
+
+Default filter: the infra, setup and cancelled types that Harbor 0.21 itself treats as transient, i.e.
+that are not in its RetryConfig.exclude_exceptions default (models/job/config.py):
+${wrapList(defaultMopUpErrorTypes(), "  ")}
+(CancelledError is also Harbor's own resume default, which -f replaces.)
+Not re-run unless named with --error-type:
+  - unscored, but they fail again the same way until the API key, model name or quota is fixed (fix
+    that, then name them):
+${wrapList(nonTransientUnscoredTypes(), "    ")}
+  - AgentTimeoutError, VerifierTimeoutError and other errors the audit scores: legitimate results.
+--error-type replaces the whole default (as Harbor's -f does), so list every type you want.
 
 Refuses, saying why and what to do instead, when config.json's agent (model endpoint, kwargs) or
 environment differs from the kept trials' configs, or when Harbor would resolve a different job dir.
@@ -26,7 +51,7 @@ const RERUN_HELP = `usage: reprobench rerun <job dir> <task>… [--job-name NAME
 
 Starts a NEW Harbor job, beside the old one, with just these tasks (their exact task refs) and the old
 job's settings; --api-base points it at a new model endpoint. Audit both job dirs together afterwards:
-the latest finished trial per task counts.`;
+per task the newest genuine trial counts (an infra error or cancellation never displaces a result).`;
 
 function readJsonFile(file: string): HarborConfig | null {
   if (!fs.existsSync(file)) return null;
@@ -64,7 +89,7 @@ function backup(file: string, stamp: string): string {
 }
 
 export const resume: Command = {
-  summary: "mop-up pass over infra-errored/cancelled trials via harbor job resume (checks first)",
+  summary: "mop-up pass over transient infra errors and cancelled trials via harbor job resume (checks first)",
   async run(args) {
     const { values, positionals } = parseArgs({
       args,
@@ -113,6 +138,7 @@ export const resume: Command = {
     console.log(`trials Harbor will delete and re-run: ${plan.trialsToRerun.length}${byType.size ? ` (${[...byType].map(([t, n]) => `${t} ${n}`).join(", ")})` : ""}`);
     for (const t of plan.trialsToRerun.slice(0, 20)) console.log(`  ${t.dir}  ${t.exceptionType}`);
     if (plan.trialsToRerun.length > 20) console.log(`  … ${plan.trialsToRerun.length - 20} more`);
+    if (plan.keptNonTransient.length) console.log(`kept (would fail the same way again): ${plan.keptNonTransient.length}`);
     for (const e of plan.edits) console.log(`edit ${e.file}: ${e.key} ${JSON.stringify(e.from)} → ${JSON.stringify(e.to)} (${e.why})`);
     for (const w of plan.warnings) console.error(`warning: ${w}`);
     if (plan.refusal) {
