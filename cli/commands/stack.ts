@@ -54,7 +54,8 @@ export function usage(op: Op): string {
 export function parseStackArgs(args: string[], op: Op = "up"): StackArgs {
   const out: StackArgs = { stack: "local", refresh: false, diff: op === "preview", expectNoChanges: false, target: [], replace: [], exclude: [], targetDependents: false, excludeDependents: false };
   for (let i = 0; i < args.length; i++) {
-    const [raw, inline] = args[i].startsWith("--") && args[i].includes("=") ? [args[i].slice(0, args[i].indexOf("=")), args[i].slice(args[i].indexOf("=") + 1)] : [args[i], undefined];
+    const eq = args[i].startsWith("-") ? args[i].indexOf("=") : -1;
+    const [raw, inline] = eq > 0 ? [args[i].slice(0, eq), args[i].slice(eq + 1)] : [args[i], undefined];
     const flag = SHORT[raw] ?? raw;
     const spec = FLAGS[flag];
     if (!spec || !spec.ops.includes(op)) throw new Error(`unknown argument '${args[i]}' for '${op}'\n\n${usage(op)}`);
