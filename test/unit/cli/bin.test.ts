@@ -1,0 +1,44 @@
+// bin/reprobench: commands that do not drive Pulumi need only Node >= 22 and node_modules. Proven by
+// running it with an empty toolchain cache: scripts/toolchain.sh would create its lock file there first
+// (and then start a Go build), so the cache must stay empty. Without Node 22 it says what is needed.
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+
+const REPO = resolve(__dirname, "../../..");
+const BIN = join(REPO, "bin/reprobench");
+let dirs: string[] = [];
+const tmp = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  dirs = [];
+});
+
+const reprobench = (args: string[], env: Record<string, string>, cwd: string) =>
+  spawnSync("bash", [BIN, ...args], { cwd, env: { HOME: process.env.HOME ?? "/root", ...env }, encoding: "utf8", timeout: 60_000 });
+
+describe("bin/reprobench without the Pulumi toolchain", () => {
+  it("config validate runs on Node alone, from any directory, and never starts the toolchain", () => {
+    const cache = tmp("reprobench-emptycache-");
+    const r = reprobench(["config", "validate", join(REPO, "Pulumi.local.yaml")], { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, REPROBENCH_CACHE: cache }, tmpdir());
+    expect(r.stderr).not.toContain("[toolchain");
+    expect({ status: r.status, stdout: r.stdout.trim() }).toEqual({ status: 0, stdout: "ok" });
+    expect(readdirSync(cache)).toEqual([]);
+  });
+
+  it("without Node >= 22 says what it found and what to do", () => {
+    const fakeBin = tmp("reprobench-fakenode-");
+    // A node 20 first on PATH (whatever the machine has after it).
+    writeFileSync(join(fakeBin, "node"), '#!/bin/sh\ncase "$1" in -p) echo 20 ;; --version) echo v20.0.0 ;; esac\n');
+    chmodSync(join(fakeBin, "node"), 0o755);
+    const r = reprobench(["config", "validate", "Pulumi.local.yaml"], { PATH: `${fakeBin}:/usr/bin:/bin`, REPROBENCH_CACHE: tmp("reprobench-emptycache-") }, REPO);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`reprobench: needs Node.js >= 22 (found: ${fakeBin}/node v20.0.0). Put one on PATH, or run scripts/toolchain.sh once`);
+  });
+});
