@@ -271,8 +271,9 @@ describe("signatures and classification (pure)", () => {
     expect(classifyTrial(null, "RuntimeError", "Failed to start tmux session", []).category).toBe("setup");
     expect(classifyTrial(null, "RuntimeError", "pane vanished", []).category).toBe("unknown");
   });
-  it("default mop-up types include CancelledError and infra, never AgentTimeoutError", () => {
+  it("default mop-up types include CancelledError and transient infra, never AgentTimeoutError nor auth/model/quota errors", () => {
     const types = defaultMopUpErrorTypes();
+    for (const t of ["AgentAuthenticationError", "ApiKeyRejectedError", "ModelNotFoundError", "ApiUsageLimitError"]) expect(types).not.toContain(t);
     expect(types).toContain("CancelledError");
     expect(types).toContain("SandboxError");
     expect(types).toContain("EnvironmentStartTimeoutError");

@@ -109,6 +109,20 @@ describe("resume / rerun", () => {
     expect(err.join("\n")).toContain("agents[0].kwargs.api_base");
   });
 
+  it("--help says which error types a mop-up re-runs by default and which it leaves alone, and why", async () => {
+    capture();
+    expect(await resume.run(["--help"])).toBe(0);
+    const help = out.join("\n");
+    expect(help).toContain("that are not in its RetryConfig.exclude_exceptions default (models/job/config.py):");
+    const defaults = help.slice(help.indexOf("(models/job/config.py):"), help.indexOf("Not re-run unless named"));
+    expect(defaults).toMatch(/CancelledError,[\s\S]*NetworkConnectionError,[\s\S]*SandboxError,/);
+    expect(defaults).not.toMatch(/AgentAuthenticationError|ModelNotFoundError|ApiUsageLimitError|AgentTimeoutError/);
+    const left = help.slice(help.indexOf("Not re-run unless named"));
+    expect(left).toContain("fail again the same way until the API key, model name or quota is fixed");
+    expect(left).toContain("AgentAuthenticationError, ApiKeyRejectedError, ApiUsageLimitError, ModelNotFoundError");
+    expect(help.split("\n").every((l) => l.length <= 104)).toBe(true);
+  });
+
   it("a missing harbor binary is a clear error", async () => {
     const jobDir = writeJob(path.join(root, "nobin", "jobs"), { name: "run1", trials });
     capture();

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readJob } from "../../../results/load";
 import { planRerun, planResume, ResumeInput, resumeCwd } from "../../../results/resume";
+import { defaultMopUpErrorTypes, NON_TRANSIENT_TYPES } from "../../../results/taxonomy";
 import { at, DEFAULT_KWARGS, tempDir, writeJob } from "../../fixtures/results/build";
 
 let root: string;
@@ -51,6 +52,55 @@ describe("planResume", () => {
     expect(plan.cwd).toBe(jobsDir);
     expect(plan.env.HARBOR_TELEMETRY).toBe("0");
     expect(plan.edits).toEqual([]);
+  });
+
+  it("default filter leaves out errors that fail the same way again (auth, unknown model, usage limit) and says so", () => {
+    const jobDir = writeJob(path.join(root, "non-transient"), {
+      name: "run1",
+      trials: [
+        { task: "a", exception: "AgentAuthenticationError", exceptionMessage: "Not logged in", start: at(0) },
+        { task: "b", exception: "ModelNotFoundError", exceptionMessage: "Cannot use this model", start: at(0) },
+        { task: "c", exception: "ApiUsageLimitError", start: at(0) },
+        { task: "d", exception: "NetworkConnectionError", start: at(0) },
+        { task: "e", exception: "ApiRateLimitError", start: at(0) },
+      ],
+    });
+    const plan = planResume(inputFor(jobDir));
+    expect(plan.trialsToRerun.map((t) => [t.task, t.exceptionType])).toEqual([
+      ["d", "NetworkConnectionError"],
+      ["e", "ApiRateLimitError"],
+    ]);
+    expect(plan.keptNonTransient.map((t) => t.task)).toEqual(["a", "b", "c"]);
+    expect(plan.warnings).toContain(
+      "3 trial(s) failed with AgentAuthenticationError, ApiUsageLimitError, ModelNotFoundError: kept, because a re-run fails the same way " +
+        "until the API key, model name or quota is fixed. Fix that first, then add --error-type AgentAuthenticationError " +
+        "--error-type ApiUsageLimitError --error-type ModelNotFoundError (plus the default types you still want)",
+    );
+
+    const fixed = planResume(inputFor(jobDir), { errorTypes: ["AgentAuthenticationError", "NetworkConnectionError", "CancelledError"] });
+    expect(fixed.trialsToRerun.map((t) => t.task)).toEqual(["a", "d"]);
+    expect(fixed.keptNonTransient.map((t) => t.task)).toEqual(["b", "c"]);
+    expect(fixed.warnings).toContain("AgentAuthenticationError in the filter: these fail again the same way unless the API key, model name or quota was fixed since");
+  });
+
+  it("every default type is one Harbor 0.21 retries (not in RetryConfig.exclude_exceptions' default)", () => {
+    // Harbor 0.21's list, as shared/reference/harbor.md §2 quotes it.
+    const harborExcludes = [
+      "AgentTimeoutError",
+      "VerifierTimeoutError",
+      "RewardFileNotFoundError",
+      "RewardFileEmptyError",
+      "VerifierOutputParseError",
+      "ApiUsageLimitError",
+      "AgentSafetyRefusalError",
+      "AgentAuthenticationError",
+      "ModelNotFoundError",
+    ];
+    for (const t of harborExcludes) expect(NON_TRANSIENT_TYPES.has(t)).toBe(true);
+    const defaults = defaultMopUpErrorTypes();
+    expect(defaults.filter((t) => NON_TRANSIENT_TYPES.has(t))).toEqual([]);
+    expect(defaults).toEqual(expect.arrayContaining(["CancelledError", "NetworkConnectionError", "InternalServerError", "SandboxError", "ReadTimeout"]));
+    expect(defaults).not.toContain("ApiKeyRejectedError");
   });
 
   it("explicit error types replace the default and warn when CancelledError is dropped or AgentTimeoutError added", () => {
