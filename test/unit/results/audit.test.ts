@@ -244,6 +244,20 @@ describe("overrides file", () => {
     expect(() => parseOverrides("overrides: {task: a}\n", "o.yaml")).toThrow("o.yaml: overrides: must be a list");
   });
 
+  it("SCHEMA.md's example error lines are exactly what the parser reports", () => {
+    const schemaDoc = fs.readFileSync(path.join(__dirname, "../../../results/SCHEMA.md"), "utf8");
+    const documented = /```\n(verdicts\.yaml: [\s\S]*?)\n```/.exec(schemaDoc)![1].split("\n");
+    const text = [
+      "overrides:",
+      "  - {task: dna-assembly, verdict: pass, reason: r, evidence: e}",
+      "  - {task: prove-plus-comm, verdict: pass, reason: proof compiles}",
+      "  - {task: tune-mjcf, verdict: maybe, reason: r, evidence: e}",
+      "  - {task: tune-mjcf, trial: tune-mjcf__X, trail: tune-mjcf__X, verdict: pass, reason: r, evidence: e}",
+      "  - {task: dna-assembly, verdict: fail, reason: r, evidence: e}",
+    ].join("\n");
+    expect(() => parseOverrides(text, "verdicts.yaml")).toThrow(documented.join("\n"));
+  });
+
   it("fails the audit when an override names a task that is not in the run", () => {
     expect(() => auditDirs(dirs, { overrides: parseOverrides("- {task: zulu, verdict: pass, reason: r, evidence: e}\n", "o.yaml") })).toThrow(
       "override for task 'zulu': no such task in the given jobs",
