@@ -239,7 +239,7 @@ function unappliedOverrideNote(o: Override, counted: readonly AuditTrial[], supe
   const agrees = o.verdict !== "excluded" && counted.length > 0 && counted.every((t) => t.outcome === o.verdict);
   return (
     `override for task '${o.task}' names trial '${o.trial}', which ${why}; counted: ${countedText}. ` +
-    `The verdict was judged on that trial, so it is not applied` +
+    `The verdict was judged on '${o.trial}', so it is not applied` +
     (agrees ? `; the counted trial's raw outcome is already ${o.verdict}` : `: re-judge the counted trial and name it in the override`)
   );
 }

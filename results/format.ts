@@ -78,9 +78,17 @@ export function renderAuditText(r: AuditReport): string {
     out.push("", "manual verdicts:");
     for (const o of r.overrides) out.push(`  ${overrideLine(o)}`);
   }
-  if (r.warnings.length) {
+  const keptOut = r.tasks.flatMap((t) => t.superseded).filter((s) => s.reason === "unscored-after-genuine");
+  if (keptOut.length) {
+    out.push("", "not counted: infra/setup/cancelled attempts after a genuine result (which counts instead):");
+    for (const s of keptOut) out.push(`  ${s.path}: ${s.exceptionType ?? s.outcome}${s.by ? ` (counted: ${s.by})` : ""}`);
+  }
+  // Unapplied verdicts are already printed above with their notes.
+  const notes = new Set(r.overrides.map((o) => o.note));
+  const warnings = r.warnings.filter((w) => !notes.has(w));
+  if (warnings.length) {
     out.push("", "warnings:");
-    for (const w of r.warnings) out.push(`  - ${w}`);
+    for (const w of warnings) out.push(`  - ${w}`);
   }
   return out.join("\n");
 }

@@ -111,7 +111,7 @@ describe("one attempt per task: the newest genuine trial counts", () => {
     expect(replaced.countedTrials).toEqual([{ path: rerunTrial.path, outcome: "failed" }]);
     expect(replaced.note).toBe(
       `override for task 'pass-then-fail' names trial 'pass1/pass-then-fail__Pass1Pf', which was replaced by the newer trial ${rerunTrial.path}; ` +
-        `counted: ${rerunTrial.trial} (raw failed). The verdict was judged on that trial, so it is not applied: re-judge the counted trial and name it in the override`,
+        `counted: ${rerunTrial.trial} (raw failed). The verdict was judged on 'pass1/pass-then-fail__Pass1Pf', so it is not applied: re-judge the counted trial and name it in the override`,
     );
     expect(infra.note).toContain(`counted: ${taskOf(report, "infra-then-infra").trials[0].trial} (raw errored)`);
     // The verdict (failed) already matches the counted trial's raw outcome: nothing to re-judge.
@@ -194,6 +194,15 @@ describe("the CLI renders the same numbers", () => {
     expect(text).toContain("corrected score: 6/11 passed, mean 0.5455 (54.55%); pass rate 6/10 = 60.00% over scored trials (2 manual verdict(s) applied, 3 not applied, 1 excluded)");
     expect(text).toContain("12 superseded trial(s), 5 of them infra/setup/cancelled attempts that came after a genuine result (which still counts)");
     expect(text).toMatch(/ {2}pass-then-fail: excluded NOT APPLIED \(not-counted\): override for task 'pass-then-fail'/);
+    expect(text.match(/override for task 'pass-then-fail'/g)).toHaveLength(1);
+    const notCounted = text.slice(text.indexOf("not counted: infra/setup/cancelled attempts")).split("\n").slice(1, 6);
+    expect(notCounted.map((l) => l.replace(/__\w+/g, "__ID"))).toEqual([
+      "  pass1-mopup/fail-then-docker__ID: RuntimeError (counted: pass1/fail-then-docker__ID)",
+      "  pass1-rerun/fail-then-internal__ID: InternalServerError (counted: pass1/fail-then-internal__ID)",
+      "  pass1-mopup/infra-by-logs__ID: NonZeroAgentExitCodeError (counted: pass1/infra-by-logs__ID)",
+      "  pass1-mopup/pass-then-cancelled__ID: CancelledError (counted: pass1/pass-then-cancelled__ID)",
+      "  pass1-rerun/pass-then-network__ID: NetworkConnectionError (counted: pass1/pass-then-network__ID)",
+    ]);
   });
 
   it("reprobench report renders the audit's scores, per-task outcomes and superseded trials", async () => {
