@@ -39,6 +39,12 @@ export function overrideLine(o: AuditReport["overrides"][number]): string {
   return `${o.task}: ${o.verdict} NOT APPLIED (${o.status}): ${o.note}`;
 }
 
+/** The warnings a rendering shows in its own section: unapplied-verdict notes already appear with their verdict. */
+export function otherWarnings(r: AuditReport): string[] {
+  const notes = new Set(r.overrides.map((o) => o.note));
+  return r.warnings.filter((w) => !notes.has(w));
+}
+
 /** The terminal summary printed by `reprobench audit`. */
 export function renderAuditText(r: AuditReport): string {
   const out: string[] = [];
@@ -83,9 +89,7 @@ export function renderAuditText(r: AuditReport): string {
     out.push("", "not counted: infra/setup/cancelled attempts after a genuine result (which counts instead):");
     for (const s of keptOut) out.push(`  ${s.path}: ${s.exceptionType ?? s.outcome}${s.by ? ` (counted: ${s.by})` : ""}`);
   }
-  // Unapplied verdicts are already printed above with their notes.
-  const notes = new Set(r.overrides.map((o) => o.note));
-  const warnings = r.warnings.filter((w) => !notes.has(w));
+  const warnings = otherWarnings(r);
   if (warnings.length) {
     out.push("", "warnings:");
     for (const w of warnings) out.push(`  - ${w}`);

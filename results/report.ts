@@ -2,7 +2,7 @@
 // a CSP that forbids every network fetch) from an AuditReport and the run manifest.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { appliedOverrides, duration, int, pct, scoreLine, supersededLine } from "./format";
+import { appliedOverrides, duration, int, otherWarnings, pct, scoreLine, supersededLine } from "./format";
 import { LoadedManifest, manifestRows } from "./manifest";
 import { AuditReport, AuditTrial } from "./schema";
 import { CATEGORY_LABELS } from "./taxonomy";
@@ -73,7 +73,8 @@ export function renderMarkdown(r: AuditReport, manifest: LoadedManifest | null):
   }
   out.push("## Per task", "", "| task | outcome | reward | exception | category | duration | tokens in / out | trial |", "|---|---|---|---|---|---|---|---|");
   for (const t of r.tasks) for (const trial of t.trials) out.push(trialRow(trial));
-  if (r.warnings.length) out.push("", "## Warnings", "", ...r.warnings.map((w) => `- ${w}`));
+  const warnings = otherWarnings(r);
+  if (warnings.length) out.push("", "## Warnings", "", ...warnings.map((w) => `- ${w}`));
   return `${out.join("\n")}\n`;
 }
 
@@ -228,7 +229,7 @@ ${evidence ? `<h3>Evidence from the logs</h3><table><tr><th>task</th><th>outcome
 ${verdicts ? `<h2>Manual verdicts</h2><table><tr><th>task</th><th>raw</th><th>verdict</th><th>reason</th><th>evidence</th></tr>${verdicts}</table>` : ""}
 <h2>Per task</h2>
 <table><tr><th>task</th><th>outcome</th><th>reward</th><th>exception</th><th>category</th><th>duration</th><th>tokens in / out</th><th>trial</th></tr>${rows}</table>
-${r.warnings.length ? `<h2>Warnings</h2><ul>${r.warnings.map((w) => `<li>${esc(w)}</li>`).join("")}</ul>` : ""}
+${otherWarnings(r).length ? `<h2>Warnings</h2><ul>${otherWarnings(r).map((w) => `<li>${esc(w)}</li>`).join("")}</ul>` : ""}
 <script type="application/json" id="chart-data">${data}</script>
 <script>${safeLib}</script>
 <script>${PAGE_SCRIPT}</script>

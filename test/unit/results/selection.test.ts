@@ -221,6 +221,7 @@ describe("the CLI renders the same numbers", () => {
     expect(superseded).toHaveLength(12);
     expect(superseded.filter((l) => l.includes("| unscored-after-genuine |"))).toHaveLength(5);
     expect(md).toContain("| pass-then-fail | — | excluded — **not applied** (not-counted) |");
+    expect(md.match(/override for task 'pass-then-fail'/g)).toHaveLength(1);
     const html = fs.readFileSync(path.join(dest, "report.html"), "utf8");
     expect(html).toContain("<b>41.67%</b><span class=\"muted\">5/12 passed</span>");
     expect(html).toContain("<b>54.55%</b><span class=\"muted\">6/11 passed, 1 excluded</span>");
