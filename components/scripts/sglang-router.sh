@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Prove the sglang-router container (a docker.Container of SglangRouter) routes, as seed 000 checks by hand
 # — but with the router's real readiness signals (its /health is liveness only): /readiness, /workers
-# listing every DP rank, /v1/models, and a real completion of "Reply with exactly READY.".
+# listing every DP rank and /v1/models. The real completion of "Reply with exactly READY." through the
+# router is ready-probe.sh, which the gate runs right after this script in the same shell (thinking off
+# per request, a budget a reasoning model cannot exhaust, READY required in the answer, not the thinking).
 # Inputs (env):
 #   CONTAINER_NAME       the container (its log tail is shown if it dies)
 #   ROUTER_URL           http://<bind>:<port>
 #   API_KEY              the workers' key (secret)
 #   EXPECTED_WORKERS     JSON array of worker URLs as the router names them (http://ip:port@rank)
-#   SERVED_MODEL_NAME    the model id /v1/models must list, and the completion's model
+#   SERVED_MODEL_NAME    the model id /v1/models must list
 #   MODEL_LISTED         1 = the router's /v1/models must list it (SGLang workers: the router reads it from
 #                        /model_info); 0 = vLLM workers, which have no /model_info, so the 0.3.2 router lists
 #                        "unknown" — the completion with the model's name (which vLLM checks) proves the path
@@ -46,11 +48,4 @@ if [ "${MODEL_LISTED:-1}" = 1 ]; then
     die "/v1/models does not list $SERVED_MODEL_NAME: $models"
 fi
 
-body=$(jq -nc --arg m "$SERVED_MODEL_NAME" '{model: $m, max_tokens: 64, temperature: 0,
-  messages: [{role: "user", content: "Reply with exactly READY."}]}')
-reply=$(curl -fsS --max-time 600 "${auth[@]}" -H 'Content-Type: application/json' -d "$body" "$ROUTER_URL/v1/chat/completions") ||
-  die "chat completion through the router failed"
-content=$(jq -r '.choices[0].message.content // ""' <<<"$reply")
-grep -q READY <<<"$content" || die "completion did not answer READY: $(jq -c '.choices[0].message' <<<"$reply")"
-log "completion through the router answered READY"
 jq -nc --argjson workers "$have" --argjson models "$models" '{workers: $workers, models: [$models.data[].id]}'

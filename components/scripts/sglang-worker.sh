@@ -7,8 +7,9 @@
 #   API_KEY                           the --api-key value (secret)
 #   EXPECTED_JSON                     {"tp_size": 4, …}: /server_info must carry exactly these values
 #   SERVED_MODEL_NAME                 the model name for the thinking check
-#   EXPECT_NO_REASONING               1 = thinking is switched off server-side: a completion must carry no
-#                                     reasoning_content (seed 002 Run 3's verification)
+#   EXPECT_NO_REASONING               1 = thinking is switched off server-side: a completion sent without
+#                                     chat_template_kwargs must carry no reasoning_content, no reasoning
+#                                     tokens and no <think> text, and must answer (seed 002 Run 3's check)
 set -euo pipefail
 : "${CONTAINER_NAME:?}" "${BASE_URL:?}" "${API_KEY:?}" "${EXPECTED_JSON:?}"
 
@@ -32,11 +33,22 @@ want_dp=$(jq '.dp_size' <<<"$EXPECTED_JSON")
 log "/server_info matches the config ($ranks DP ranks)"
 
 if [ "${EXPECT_NO_REASONING:-0}" = 1 ]; then
+  # No chat_template_kwargs in this request: the server's own default must switch thinking off. A server
+  # that still thinks shows reasoning_content (SGLang; cut, not absent, when the budget runs out), usage
+  # reasoning_tokens, or inline <think> text (no reasoning parser), and with this budget no answer.
   body=$(jq -nc --arg m "${SERVED_MODEL_NAME:?}" '{model: $m, max_tokens: 64, messages: [{role: "user", content: "Reply with exactly READY."}]}')
   reply=$(curl -fsS --max-time 600 -H "Authorization: Bearer $API_KEY" -H 'Content-Type: application/json' -d "$body" "$BASE_URL/v1/chat/completions") ||
     die "test completion failed"
-  jq -e '(.choices[0].message.reasoning_content // null) == null and ((.usage.reasoning_tokens // 0) == 0)' <<<"$reply" >/dev/null ||
-    die "thinking is configured off (enable_thinking false) but a completion still reasons: $(jq -c '{message: .choices[0].message, usage}' <<<"$reply")"
-  log "thinking is off: a test completion has no reasoning_content"
+  jq -e '.choices[0].message | type == "object"' <<<"$reply" >/dev/null 2>&1 || die "test completion returned no choices[0].message: ${reply:0:500}"
+  thinking=$(jq -r '.choices[0] as $c | [
+      (if (($c.message.reasoning_content // $c.message.reasoning // "") | length) > 0 then "reasoning_content (\($c.message.reasoning_content // $c.message.reasoning | length) chars)" else empty end),
+      (if (.usage.reasoning_tokens // 0) > 0 then "usage.reasoning_tokens \(.usage.reasoning_tokens)" else empty end),
+      (if ($c.message.content // "") | test("<think>") then "<think> in content" else empty end)
+    ] | join(", ")' <<<"$reply")
+  [ -z "$thinking" ] ||
+    die "thinking is configured off (enable_thinking false) but a completion without chat_template_kwargs still thinks: $thinking; finish_reason $(jq -r '.choices[0].finish_reason' <<<"$reply"), max_tokens 64: $(jq -c '{message: (.choices[0].message | .reasoning_content |= (if . then .[0:200] else . end)), usage}' <<<"$reply")"
+  jq -e '(.choices[0].message.content // "") | length > 0' <<<"$reply" >/dev/null ||
+    die "thinking is off but the test completion has no content (finish_reason $(jq -r '.choices[0].finish_reason' <<<"$reply")): $(jq -c '.choices[0].message' <<<"$reply")"
+  log "thinking is off: a test completion without chat_template_kwargs answered with no reasoning_content"
 fi
 jq -c 'del(.internal_states)' <<<"$info"

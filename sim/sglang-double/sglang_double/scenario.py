@@ -6,6 +6,7 @@ happens to be installed). Shape:
     {
       "name": "sim-default",
       "default": {"content": "..."},                    # used when no rule matches
+      "reasoning": {"tokens": 400},                     # thinking length when the server thinks (default 400)
       "rules": [
         {"name": "ready-probe",
          "match": {"last_user_contains": "Reply with exactly READY."},
@@ -20,6 +21,10 @@ happens to be installed). Shape:
          "turns": [{"content": "why", "tool_calls": [{"function": {"name": "bash", "arguments": {"command": "ls"}}}]}]}
       ]
     }
+
+Thinking: when the server runs with a reasoning parser and thinking is on for the request, every chat
+reply thinks first. Its reasoning is the reply's `reasoning_content` when the scenario gives one, else
+generated text of `reasoning_tokens` words (per reply) or `reasoning.tokens` (whole scenario).
 
 Rules are tried in order; every key of `match` must hold (AND). Every problem in a scenario file is
 reported with the file and the JSON path of the bad key, before the server starts.
@@ -51,23 +56,30 @@ MATCH_KEYS = {
     "dp_rank": int,
     "host": str,
 }
-REPLY_KEYS = {"content", "json", "reasoning_content", "finish_reason", "tool_calls"}
+REPLY_KEYS = {"content", "json", "reasoning_content", "reasoning_tokens", "finish_reason", "tool_calls"}
 TOOL_CALL_KEYS = {"id", "type", "function"}
 TOOL_FUNCTION_KEYS = {"name", "arguments"}
 FAIL_KEYS = {"status", "message", "hang_seconds", "disconnect"}
 RULE_KEYS = {"name", "match", "reply", "turns", "fail", "delay_seconds", "times", "comment"}
-TOP_KEYS = {"name", "description", "default", "rules", "comment"}
+TOP_KEYS = {"name", "description", "default", "rules", "reasoning", "comment"}
+REASONING_KEYS = {"tokens", "comment"}
+# How long the double thinks when a scenario does not say: a Qwen3 answer to a one-line question
+# typically spends a few hundred tokens in <think> first.
+DEFAULT_REASONING_TOKENS = 400
 FINISH_REASONS = {"stop", "length", "tool_calls", "abort"}
 
 
 @dataclass
 class Reply:
     content: str
+    # Scripted thinking text; None = generate `reasoning_tokens` words (or the scenario's default).
     reasoning_content: Optional[str] = None
     finish_reason: str = "stop"
     # OpenAI-shaped calls as SGLang's tool-call parser returns them: {id?, type, function: {name,
     # arguments (JSON text)}}. A missing id is filled per response (`call_<hex>`) by the server.
     tool_calls: Optional[List[Dict[str, Any]]] = None
+    # Length of the generated thinking for this reply (None = the scenario's reasoning.tokens).
+    reasoning_tokens: Optional[int] = None
 
 
 @dataclass
@@ -115,6 +127,7 @@ class Scenario:
     name: str
     default: Reply
     rules: List[Rule] = field(default_factory=list)
+    reasoning_tokens: int = DEFAULT_REASONING_TOKENS
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def resolve(self, conv: Conversation) -> Outcome:
@@ -183,6 +196,12 @@ def _number(value: Any, where: str, source: str, minimum: float = 0.0) -> float:
     return float(value)
 
 
+def _count(value: Any, where: str, source: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ScenarioError(f"{source}: {where} must be an integer >= 0 (a token count), got {value!r}")
+    return value
+
+
 def _parse_tool_calls(obj: Any, where: str, source: str) -> List[Dict[str, Any]]:
     if not isinstance(obj, list) or not obj:
         raise ScenarioError(f"{source}: {where} must be a non-empty list of tool calls")
@@ -238,11 +257,17 @@ def _parse_reply(obj: Any, where: str, source: str) -> Reply:
     reasoning = obj.get("reasoning_content")
     if reasoning is not None and not isinstance(reasoning, str):
         raise ScenarioError(f"{source}: {where}.reasoning_content must be a string or null")
+    reasoning_tokens = obj.get("reasoning_tokens")
+    if reasoning_tokens is not None:
+        if reasoning is not None:
+            raise ScenarioError(f"{source}: {where} has both reasoning_content and reasoning_tokens (scripted text or a generated length, not both)")
+        reasoning_tokens = _count(reasoning_tokens, f"{where}.reasoning_tokens", source)
     # SGLang reports finish_reason "tool_calls" when its parser found calls in a completed generation.
     finish = obj.get("finish_reason", "tool_calls" if tool_calls else "stop")
     if finish not in FINISH_REASONS:
         raise ScenarioError(f"{source}: {where}.finish_reason must be one of {sorted(FINISH_REASONS)}, got {finish!r}")
-    return Reply(content=content, reasoning_content=reasoning, finish_reason=finish, tool_calls=tool_calls)
+    return Reply(content=content, reasoning_content=reasoning, finish_reason=finish, tool_calls=tool_calls,
+                 reasoning_tokens=reasoning_tokens)
 
 
 def _parse_fail(obj: Any, where: str, source: str) -> Fail:
@@ -312,7 +337,9 @@ def parse_scenario(data: Any, source: str) -> Scenario:
     name = data.get("name", os.path.splitext(os.path.basename(source))[0])
     if not isinstance(name, str):
         raise ScenarioError(f"{source}: name must be a string")
-    return Scenario(name=name, default=default, rules=rules)
+    reasoning = _check_keys(data.get("reasoning", {}), REASONING_KEYS, "reasoning", source)
+    reasoning_tokens = _count(reasoning.get("tokens", DEFAULT_REASONING_TOKENS), "reasoning.tokens", source)
+    return Scenario(name=name, default=default, rules=rules, reasoning_tokens=reasoning_tokens)
 
 
 DEFAULT_CONTENT = "This is the SGLang test double; no scenario rule matched this conversation."

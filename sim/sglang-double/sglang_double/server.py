@@ -241,6 +241,8 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
     server_version = "sglang-double"
     sys_version = ""
     state: DoubleState  # set on the subclass built by make_server
+    # Delta keys of streamed thinking (SGLang: reasoning_content; vLLM adds its newer `reasoning`).
+    REASONING_DELTA_KEYS: Tuple[str, ...] = ("reasoning_content",)
 
     # -- plumbing -------------------------------------------------------------------------------
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - BaseHTTPRequestHandler's signature
@@ -538,30 +540,60 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
             .replace("{{dp_rank}}", str(rank))
             .replace("{{model}}", self.state.served_model_name)
         )
-        return Reply(content=content, reasoning_content=reply.reasoning_content, finish_reason=reply.finish_reason)
+        return Reply(content=content, reasoning_content=reply.reasoning_content, finish_reason=reply.finish_reason,
+                     tool_calls=reply.tool_calls, reasoning_tokens=reply.reasoning_tokens)
 
     def _thinking_enabled(self, body: Dict[str, Any]) -> bool:
-        if self.state.args.get("reasoning_parser") is None:
+        """Whether this chat request thinks, as SGLang decides it (serving_chat `_get_reasoning_from_request`).
+
+        No reasoning parser: never. Parsers of always-thinking models (DeepSeek-R1, Qwen3 *-Thinking,
+        gpt-oss): always, whatever the kwargs say. Otherwise (qwen3): on unless `enable_thinking` is
+        false in the request's `chat_template_kwargs`, which are the server's
+        `--default-chat-template-kwargs` with the request's own keys on top (a request key wins).
+        """
+        parser = self.state.args.get("reasoning_parser")
+        if parser is None:
             return False
+        if parser in ALWAYS_THINKING_PARSERS:
+            return True
         kwargs: Dict[str, Any] = dict(self.state.args.get("default_chat_template_kwargs") or {})
         if isinstance(body.get("chat_template_kwargs"), dict):
             kwargs.update(body["chat_template_kwargs"])
-        return bool(kwargs.get("enable_thinking", True))
+        return kwargs.get("enable_thinking", True) is not False
 
-    def _limit(self, reply: Reply, body: Dict[str, Any]) -> Tuple[str, Optional[str], str, int, int]:
-        """Apply thinking switch and max_tokens; returns content, reasoning, finish_reason, token counts."""
-        reasoning = reply.reasoning_content if self._thinking_enabled(body) else None
-        content = reply.content
-        finish = reply.finish_reason
+    def _reasoning(self, reply: Reply, body: Dict[str, Any], user_messages: List[str]) -> Optional[str]:
+        """The whole thinking this reply would produce unbounded (None when the request does not think)."""
+        if not self._thinking_enabled(body):
+            return None
+        if reply.reasoning_content is not None:
+            return reply.reasoning_content or None
+        words = reply.reasoning_tokens if reply.reasoning_tokens is not None else self.state.scenario.reasoning_tokens
+        return _thinking_text(words, user_messages[-1] if user_messages else "") or None
+
+    @staticmethod
+    def _budget(body: Dict[str, Any]) -> Optional[int]:
+        # SGLang: max_completion_tokens or max_tokens (chat), sampling_params.max_new_tokens (/generate).
         limit = body.get("max_completion_tokens") or body.get("max_tokens") or body.get("max_new_tokens")
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+            return limit
+        return None
+
+    def _limit(self, content: str, reasoning: Optional[str], finish: str, body: Dict[str, Any]) -> Tuple[str, Optional[str], str, int, int]:
+        """Generate within the token budget: thinking first, then the answer, both out of one budget.
+
+        Returns content, reasoning, finish_reason and the two token counts. When the budget runs out
+        inside the thinking, the reasoning is cut there, the content is empty and finish_reason is
+        "length" (SGLang's reasoning parser then returns everything as reasoning_content).
+        """
+        limit = self._budget(body)
         reasoning_tokens = _approx_tokens(reasoning or "")
         content_tokens = _approx_tokens(content)
-        if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 and reasoning_tokens + content_tokens > limit:
-            budget = max(limit - reasoning_tokens, 0)
-            content = " ".join(content.split()[:budget])
-            content_tokens = _approx_tokens(content)
-            finish = "length"
-        return content, reasoning, finish, content_tokens, reasoning_tokens
+        if limit is None or reasoning_tokens + content_tokens <= limit:
+            return content, reasoning, finish, content_tokens, reasoning_tokens
+        if reasoning is not None and reasoning_tokens >= limit:
+            return "", " ".join(reasoning.split()[:limit]), "length", 0, limit
+        content = " ".join(content.split()[: limit - reasoning_tokens])
+        return content, reasoning, "length", _approx_tokens(content), reasoning_tokens
 
     def _chat_completions(self) -> None:
         body = self._json_body()
@@ -584,15 +616,18 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
         try:
             scripted = outcome.reply or self.state.scenario.default
             reply = self._render(scripted, rank)
-            content, reasoning, finish, content_tokens, reasoning_tokens = self._limit(reply, body)
+            content, reasoning, finish, content_tokens, reasoning_tokens = self._limit(
+                reply.content, self._reasoning(reply, body, user_messages), reply.finish_reason, body)
+            # Cut off while thinking: the answer (and any tool call in it) was never generated.
+            thought_out = finish == "length" and reasoning is not None and content_tokens == 0
             separate = body.get("separate_reasoning", True) is not False
             if reasoning is not None and not separate:
-                content = f"<think>{reasoning}</think>{content}"
+                content = f"<think>{reasoning}" + ("" if thought_out else f"</think>{content}")
                 reasoning = None
             # Tool calls as SGLang's tool-call parser returns them (a fresh id per call when the scenario
             # names none); the text around them stays in `content`, which is null when there is none.
             tool_calls = None
-            if scripted.tool_calls:
+            if scripted.tool_calls and not thought_out:
                 if body.get("stream") is True:
                     raise _openai_error(400, f"the double does not stream tool calls (scenario rule {outcome.rule!r}); send stream=false")
                 tool_calls = [{"id": call.get("id") or f"call_{uuid.uuid4().hex[:24]}", "index": i, "type": "function",
@@ -656,7 +691,11 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
 
         frame({"role": "assistant", "content": ""}, None)
         if reasoning:
-            frame({"reasoning_content": reasoning}, None)
+            # stream_reasoning (default true) streams the thinking as it comes; false buffers it into
+            # one chunk (SGLang sends it once the </think> is seen).
+            pieces = _pieces(reasoning) if body.get("stream_reasoning", True) is not False else [reasoning]
+            for piece in pieces:
+                frame({key: piece for key in self.REASONING_DELTA_KEYS}, None)
         for piece in _pieces(content):
             frame({"content": piece}, None)
         frame({}, finish)
@@ -675,7 +714,8 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
         rank, _, outcome, rank_state = self._run_scenario(body, [text], 0)
         try:
             reply = self._render(outcome.reply or self.state.scenario.default, rank)
-            content, _, finish, tokens, _ = self._limit(Reply(reply.content, None, reply.finish_reason), body)
+            # No chat template, so no thinking: plain text completion within the budget.
+            content, _, finish, tokens, _ = self._limit(reply.content, None, reply.finish_reason, body)
             self._json(200, {
                 "id": f"cmpl-{self.state.host_tag}-dp{rank}-{uuid.uuid4().hex[:16]}",
                 "object": "text_completion",
@@ -697,7 +737,7 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
         rank, _, outcome, rank_state = self._run_scenario(body, [text], 0)
         try:
             reply = self._render(outcome.reply or self.state.scenario.default, rank)
-            content, _, finish, tokens, _ = self._limit(Reply(reply.content, None, reply.finish_reason), params)
+            content, _, finish, tokens, _ = self._limit(reply.content, None, reply.finish_reason, params)
             finish_reason: Dict[str, Any] = {"type": "length", "length": tokens} if finish == "length" else {"type": "stop", "matched": 151645}
             self._json(200, {
                 "text": content,
@@ -714,6 +754,38 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
             }, self._tag_headers(rank, outcome))
         finally:
             self._release(rank_state)
+
+
+# Reasoning parsers of models that always think: SGLang's docs list DeepSeek-R1 ("no enable_thinking")
+# and Qwen3-Thinking ("always generates thinking content"); gpt-oss always reasons. vLLM spells them
+# deepseek_r1 / openai_gptoss. With these, enable_thinking=false changes nothing.
+ALWAYS_THINKING_PARSERS = frozenset({"deepseek-r1", "qwen3-thinking", "gpt-oss", "deepseek_r1", "openai_gptoss"})
+
+_THINKING_SENTENCES = (
+    "Let me work out what is being asked before I answer.",
+    "I should read the request again, check every constraint it states, and think about edge cases.",
+    "First I restate the goal in my own words, then I plan the reply step by step.",
+    "Is anything ambiguous here? If so, the most literal reading is probably what the user means.",
+    "Let me double-check the plan once more so that the final answer is exact and complete.",
+)
+
+
+def _thinking_text(words: int, last_user: str) -> str:
+    """Deterministic stand-in for a model's thinking: exactly `words` whitespace words.
+
+    It opens by quoting the request, as Qwen3's thinking does ("The user wants me to reply with
+    exactly READY..."), so the text a gate must not mistake for the answer mentions the answer.
+    """
+    if words <= 0:
+        return ""
+    quoted = " ".join(last_user.split()[:24])
+    source = ([f'Okay, the user wrote: "{quoted}".'] if quoted else []) + list(_THINKING_SENTENCES)
+    out: List[str] = []
+    while len(out) < words:
+        for sentence in source:
+            out.extend(sentence.split())
+        source = list(_THINKING_SENTENCES)
+    return " ".join(out[:words])
 
 
 def _pieces(text: str) -> List[str]:

@@ -93,6 +93,7 @@ class VllmHandler(DoubleHandler):
     """vLLM's routes, auth rule, ids and error shapes; completions themselves come from DoubleHandler."""
 
     state: VllmState
+    REASONING_DELTA_KEYS = ("reasoning", "reasoning_content")
 
     def version_string(self) -> str:
         return "uvicorn"
@@ -193,6 +194,10 @@ def _vllm_shape(payload: Any) -> Any:
             if message.get("tool_calls") is None:
                 message["tool_calls"] = []
             message["reasoning"] = message.get("reasoning_content")
+            # vLLM's Qwen3 parser returns (reasoning, None) when the output ends inside <think>:
+            # a completion cut off while thinking has content null, not "".
+            if message["reasoning"] is not None and message.get("content") == "":
+                message["content"] = None
             message.setdefault("refusal", None)
             message.setdefault("annotations", None)
             choice["message"] = message

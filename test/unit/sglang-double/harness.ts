@@ -205,3 +205,35 @@ export function firstMessage(json: Record<string, unknown>): { content: string; 
   const choices = json.choices as Array<{ message: { content: string; reasoning_content: string | null } }>;
   return choices[0].message;
 }
+
+/** Start the double in vLLM mode (`vllm serve <tiny-model> ...`) on 127.0.0.1 and wait for /health 200. */
+export async function startVllmDouble(options: { flags?: string[]; hostTag?: string; scenario?: string } = {}): Promise<RunningDouble> {
+  const port = await freePort();
+  const hostTag = options.hostTag ?? `vllm-${port}`;
+  const argv = [path.join(doubleDir, "bin/vllm"), "serve", tinyModelDir, "--host", "127.0.0.1", "--port", String(port), ...(options.flags ?? [])];
+  const env = doubleEnv({ SGLANG_DOUBLE_HOST_TAG: hostTag, SGLANG_DOUBLE_LOAD_SECONDS: "0.2", SGLANG_DOUBLE_SCENARIO: options.scenario });
+  const proc = spawnManaged(`vllm double ${hostTag}`, python, argv, env);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor(
+      `vllm double ${hostTag} /health to be 200`,
+      async () => {
+        if (!proc.running) throw new Error(`double exited early:\n${proc.logs}`);
+        return (await fetch(`${url}/health`)).status === 200 ? true : undefined;
+      },
+      15_000,
+      50,
+    );
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+  return { url, port, hostTag, process: proc };
+}
+
+/** The `data: {...}` frames of an SSE body, parsed; [DONE] must be the last frame. */
+export function sseFrames(text: string): Array<Record<string, unknown>> {
+  const frames = text.split("\n\n").filter(Boolean);
+  if (frames[frames.length - 1] !== "data: [DONE]") throw new Error(`stream does not end with [DONE]: ${text.slice(-200)}`);
+  return frames.slice(0, -1).map((f) => JSON.parse(f.replace(/^data: /, "")) as Record<string, unknown>);
+}
