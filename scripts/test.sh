@@ -41,8 +41,6 @@ summary() {
 }
 
 step "unit tests"
-# The offline command plugin's tests run a real sshd on loopback.
-[ -x /usr/sbin/sshd ] || { apt-get update -qq && apt-get install -y -qq openssh-server >/dev/null; }
 vitest_run unit
 
 if [ "$unit_only" = 1 ]; then summary; exit 0; fi

@@ -5,14 +5,16 @@
 #   - the provider plugins of every SDK in package.json, at exactly the versions the SDKs request
 # Online (REPROBENCH_TOOLCHAIN=official, or an official install on PATH) it uses the official installer
 # and plugins. Offline (REPROBENCH_TOOLCHAIN=offline, the default without an official install) it builds the
-# CLI from the Go module proxy, and installs the project's own language host and command/random
-# providers (scripts/plugins/): the allowlisted module proxy serves pulumi pkg/v3 but not the
-# language-host or provider modules. Built binaries are cached outside the repo, keyed by version,
-# so a warm run takes seconds.
+# CLI from the Go module proxy, and the official language host and providers from their source archives
+# (REPROBENCH_PLUGIN_SOURCES, default ../shared/pulumi-plugin-src beside the checkout), each checked
+# against the archives' MANIFEST.tsv: the module proxy here refuses those modules. Built binaries are
+# cached outside the repo, keyed by version (and archive sha256), so a warm run takes seconds.
 #
 # Prints `export …` lines for the environment on stdout when called with --print-env; progress goes to
-# stderr. Source scripts/env.sh instead of calling this directly from other scripts.
+# stderr. Source scripts/env.sh instead of calling this directly from other scripts. Sourced, it only
+# defines its functions (the tests call them).
 set -euo pipefail
+shopt -s inherit_errexit
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -20,11 +22,9 @@ repo=$(cd "$here/.." && pwd)
 CACHE=${REPROBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reprobench}
 NODE_VERSION=${REPROBENCH_NODE_VERSION:-22.23.5}
 PULUMI_V=${REPROBENCH_PULUMI_VERSION:-v3.274.1}
+LANGUAGE_HOST_V=${REPROBENCH_LANGUAGE_HOST_VERSION:-3.259.0}
 log() { printf '[toolchain %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
-
-print_env=0
-[ "${1:-}" = "--print-env" ] && print_env=1
 
 # ---------------------------------------------------------------- Node.js
 node_major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
@@ -146,15 +146,128 @@ ensure_cli() {
   PULUMI_BIN_DIR=$dir
 }
 
-# Offline, the language host and providers are the project's own TypeScript implementations of the
-# engine's gRPC contracts (scripts/plugins/<name>/main.ts), started through small wrappers that
-# point at this checkout. They are rewritten on every run, so a moved checkout keeps working.
-write_wrapper() { # $1 = file, $2 = plugin directory under scripts/plugins
-  [ -f "$repo/scripts/plugins/$2/main.ts" ] || die "no offline implementation at scripts/plugins/$2/main.ts"
-  mkdir -p "$(dirname "$1")"
-  printf '#!/bin/sh\nexec %q --import %q %q "$@"\n' "$NODE_BIN_DIR/node" \
-    "$repo/node_modules/tsx/dist/loader.mjs" "$repo/scripts/plugins/$2/main.ts" >"$1.tmp"
-  chmod 0755 "$1.tmp" && mv "$1.tmp" "$1"
+# ---------------------------------------------------------------- official plugins from source archives
+# The module proxy here refuses the language-host and provider modules, so offline builds take their
+# official sources from a directory of archives with a MANIFEST.tsv (file, repo, ref, commit, sha256).
+plugin_sources() { # prints the archive directory, or nothing when there is none
+  local d=${REPROBENCH_PLUGIN_SOURCES:-}
+  if [ -n "$d" ]; then
+    [ -d "$d" ] || die "REPROBENCH_PLUGIN_SOURCES=$d is not a directory"
+  else
+    d="$repo/../shared/pulumi-plugin-src"
+    [ -d "$d" ] || return 0
+  fi
+  (cd "$d" && pwd)
+}
+
+verify_archive() { # $1 = archive directory, $2 = file; prints its sha256 when MANIFEST.tsv agrees
+  local dir=$1 file=$2 want got
+  [ -f "$dir/MANIFEST.tsv" ] || die "no MANIFEST.tsv in $dir (the plugin source archives' checksums)"
+  want=$(awk -F'\t' -v f="$file" '
+    NR == 1 { for (i = 1; i <= NF; i++) if ($i == "sha256") c = i; next }
+    c && $1 == f { print $c }' "$dir/MANIFEST.tsv")
+  [ -n "$want" ] || die "$file is not listed in $dir/MANIFEST.tsv"
+  [ -f "$dir/$file" ] || die "missing plugin source archive $dir/$file"
+  got=$(sha256sum "$dir/$file")
+  got=${got%% *}
+  [ "$got" = "$want" ] || die "$dir/$file: sha256 $got does not match MANIFEST.tsv ($want); refusing to build from it"
+  echo "$got"
+}
+
+# The archives each plugin builds from: its own first, then the Go modules and trees its build takes from
+# the archives because the proxy refuses them (README of the archives). Other versions need a new entry.
+plugin_archives() { # $1 = plugin (language-nodejs or a provider name), $2 = version without "v"
+  case "$1-$2" in
+    language-nodejs-* | command-*) echo "pulumi-$1-v$2" ;;
+    random-4.21.1) echo "pulumi-random-v$2 pulumi-yaml-294c561f47f4 pulumi-language-dotnet-6a2eb2585b50" ;;
+    docker-5.0.0) echo "pulumi-docker-v$2 terraform-provider-docker-619686ddb44a pulumi-terraform-bridge-v3.126.0" ;;
+    *) die "no offline build known for plugin $1 $2 (package.json asks for it); add its archives to plugin_archives in scripts/toolchain.sh, or use REPROBENCH_TOOLCHAIN=official online" ;;
+  esac
+}
+
+gobuild() { # $1 = output, $2 = version variable to stamp, $3 = version, $4 = package
+  "${GO_ENV[@]}" go build -trimpath -ldflags "-s -w -X $2=$3" -o "$1" "$4"
+}
+
+# Each recipe runs in a work directory $1 holding the extracted archives; $2 = version, $3 = output.
+build_language_nodejs() {
+  cd "$1/pulumi-language-nodejs-v$2/sdk/nodejs/cmd/pulumi-language-nodejs"
+  # Its go.mod points pkg/v3 and sdk/v3 into the surrounding pulumi repository: use the releases.
+  "${GO_ENV[@]}" go mod edit -dropreplace=github.com/pulumi/pulumi/pkg/v3 -dropreplace=github.com/pulumi/pulumi/sdk/v3 \
+    -require="github.com/pulumi/pulumi/pkg/v3@v$2" -require="github.com/pulumi/pulumi/sdk/v3@v$2"
+  "${GO_ENV[@]}" go mod tidy
+  gobuild "$3" github.com/pulumi/pulumi/sdk/v3/go/common/version.Version "v$2" .
+}
+build_command() {
+  cd "$1/pulumi-command-v$2/provider"
+  gobuild "$3" github.com/pulumi/pulumi-command/provider/pkg/version.Version "$2" ./cmd/pulumi-resource-command
+}
+build_random() {
+  cd "$1/pulumi-random-v$2/provider"
+  # Relative replace paths keep the binary identical whatever the work directory.
+  "${GO_ENV[@]}" go mod edit -replace=github.com/pulumi/pulumi-yaml=../../pulumi-yaml-294c561f47f4 \
+    -replace=github.com/pulumi/pulumi-dotnet/pulumi-language-dotnet/v3=../../pulumi-language-dotnet-6a2eb2585b50/pulumi-language-dotnet
+  (cd cmd/pulumi-resource-random && VERSION=$2 "${GO_ENV[@]}" go run ./generate.go)
+  gobuild "$3" github.com/pulumi/pulumi-random/provider/v4/pkg/version.Version "$2" ./cmd/pulumi-resource-random
+}
+build_docker() {
+  cd "$1/pulumi-docker-v$2"
+  # provider/go.mod replaces the upstream Terraform provider with ../upstream (a submodule upstream),
+  # which pulumi-docker patches before building.
+  mv "$1/terraform-provider-docker-619686ddb44a" upstream
+  local p
+  for p in patches/*.patch; do
+    (cd upstream && GIT_CEILING_DIRECTORIES="$1" git apply "../$p")
+  done
+  cd provider
+  "${GO_ENV[@]}" go mod edit -replace=github.com/pulumi/pulumi-terraform-bridge/v3=../../pulumi-terraform-bridge-v3.126.0
+  (cd cmd/pulumi-resource-docker && VERSION=$2 "${GO_ENV[@]}" go run ./generate.go)
+  gobuild "$3" github.com/pulumi/pulumi-docker/provider/v5/pkg/version.Version "$2" ./cmd/pulumi-resource-docker
+}
+
+plugin_binary_name() { # $1 = plugin
+  if [ "$1" = language-nodejs ]; then echo pulumi-language-nodejs; else echo "pulumi-resource-$1"; fi
+}
+
+official_plugin() { # $1 = plugin, $2 = version; sets PLUGIN_BIN to the cached binary, built when missing
+  local name=$1 version=$2 src archives a key="" dir bin w t0 part
+  src=$(plugin_sources)
+  [ -n "$src" ] || die "$(no_sources_message)"
+  archives=$(plugin_archives "$name" "$version")
+  for a in $archives; do
+    key+="$(verify_archive "$src" "$a.tar.gz")"$'\n'
+  done
+  key=$(printf '%s' "$key" | sha256sum)
+  dir="$CACHE/plugins/$name-$version-${key:0:16}"
+  bin="$dir/$(plugin_binary_name "$name")"
+  if [ ! -x "$bin" ]; then
+    need_go
+    mkdir -p "$CACHE/plugins"
+    w=$(mktemp -d)
+    part=$(mktemp -d "$dir.partial.XXXXXX")
+    # shellcheck disable=SC2064 # expand now: the locals are gone when a failed build exits the script
+    trap "rm -rf $(printf '%q ' "$w" "$part")" EXIT
+    for a in $archives; do
+      tar -xzf "$src/$a.tar.gz" -C "$w"
+      [ -d "$w/$a" ] || die "$src/$a.tar.gz does not hold the folder $a/"
+    done
+    chmod -R u+w "$w"
+    log "building the official $name plugin $version from $src (minutes on a cold Go cache)"
+    t0=$SECONDS
+    ("build_${name//-/_}" "$w" "$version" "$part/$(basename "$bin")") >&2
+    chmod 0755 "$part"
+    rm -rf "$dir" && mv "$part" "$dir"
+    rm -rf "$w"
+    trap - EXIT
+    log "built $name $version in $((SECONDS - t0)) s"
+  fi
+  PLUGIN_BIN=$bin
+}
+
+no_sources_message() {
+  echo "the offline toolchain builds the official Pulumi plugins from their source archives, and found none:" \
+    "put the archives and their MANIFEST.tsv in a directory and set REPROBENCH_PLUGIN_SOURCES to it" \
+    "(default: $(cd "$repo/.." && pwd)/shared/pulumi-plugin-src), or run online with REPROBENCH_TOOLCHAIN=official"
 }
 
 ensure_provider() { # $1 = name, $2 = version
@@ -164,13 +277,9 @@ ensure_provider() { # $1 = name, $2 = version
       "$PULUMI_BIN_DIR/pulumi" plugin install resource "$1" "$2" >&2
     return
   fi
-  [ -d "$repo/scripts/plugins/$1" ] ||
-    die "provider '$1' $2 is required by package.json but has no offline implementation (scripts/plugins/$1); the Go module proxy here does not serve its Go module"
-  local wrapper="$repo/.toolchain/plugins/pulumi-resource-$1"
-  write_wrapper "$wrapper" "$1"
-  if ! cmp -s "$wrapper" "$installed"; then
-    "$PULUMI_BIN_DIR/pulumi" plugin install resource "$1" "$2" --file "$wrapper" >&2
-  fi
+  official_plugin "$1" "$2"
+  cmp -s "$PLUGIN_BIN" "$installed" ||
+    "$PULUMI_BIN_DIR/pulumi" plugin install resource "$1" "$2" --file "$PLUGIN_BIN" >&2
 }
 
 # The resource plugins the project's SDK packages request: name and version from each dependency's
@@ -187,54 +296,68 @@ required_providers() {
 }
 
 # ---------------------------------------------------------------- main
-# One toolchain run at a time per cache: concurrent runs would each start the same long build.
-mkdir -p "$CACHE"
-exec 9>"$CACHE/toolchain.lock"
-if ! flock -n 9; then
-  log "another toolchain run holds $CACHE/toolchain.lock; waiting for it"
-  flock 9
-fi
-ensure_node
-export PATH="$NODE_BIN_DIR:$PATH"
-# A per-checkout plugin home keeps plugin wrappers of different checkouts apart.
-export PULUMI_HOME=${PULUMI_HOME:-$repo/.pulumi-home}
-export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
-export PULUMI_DISABLE_REGISTRY_RESOLVE=true
-mkdir -p "$PULUMI_HOME"
-
-if [ ! -f "$repo/node_modules/@pulumi/pulumi/package.json" ] ||
-  [ "$repo/package-lock.json" -nt "$repo/node_modules/.package-lock.json" ]; then
-  log "npm ci (scripts disabled: provider install hooks would try to download plugins)"
-  (cd "$repo" && npm ci --ignore-scripts --no-audit --no-fund >&2)
-fi
-
-if online; then MODE=online; else MODE=offline; fi
-ensure_cli
-TOOL_PATH="$PULUMI_BIN_DIR"
-if [ "$MODE" = offline ]; then
-  # The engine finds a language host and the dynamic-provider shim next to the `pulumi` it runs as
-  # (symlinks resolved), so this checkout gets its own `pulumi` (a hard link to the cached build) with
-  # the offline language host beside it; PULUMI_IGNORE_AMBIENT_PLUGINS keeps it from using $PATH copies.
-  bin="$repo/.toolchain/bin"
-  mkdir -p "$bin"
-  if ! [ "$bin/pulumi" -ef "$PULUMI_BIN_DIR/pulumi" ]; then
-    ln -f "$PULUMI_BIN_DIR/pulumi" "$bin/pulumi" 2>/dev/null || cp -f "$PULUMI_BIN_DIR/pulumi" "$bin/pulumi"
+main() {
+  local print_env=0 bin name version src
+  [ "${1:-}" = "--print-env" ] && print_env=1
+  # One toolchain run at a time per cache: concurrent runs would each start the same long build.
+  mkdir -p "$CACHE"
+  exec 9>"$CACHE/toolchain.lock"
+  if ! flock -n 9; then
+    log "another toolchain run holds $CACHE/toolchain.lock; waiting for it"
+    flock 9
   fi
-  write_wrapper "$bin/pulumi-language-nodejs" language-nodejs
-  install -m 0755 "$repo/node_modules/@pulumi/pulumi/pulumi-resource-pulumi-nodejs" "$bin/"
-  TOOL_PATH="$bin"
-  export PULUMI_IGNORE_AMBIENT_PLUGINS=true
-fi
-export PATH="$TOOL_PATH:$PATH"
-while read -r name version; do
-  ensure_provider "$name" "$version"
-done < <(required_providers)
+  ensure_node
+  export PATH="$NODE_BIN_DIR:$PATH"
+  # A per-checkout plugin home keeps the plugins of different checkouts apart.
+  export PULUMI_HOME=${PULUMI_HOME:-$repo/.pulumi-home}
+  export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
+  export PULUMI_DISABLE_REGISTRY_RESOLVE=true
+  mkdir -p "$PULUMI_HOME"
 
-if [ "$print_env" = 1 ]; then
-  printf 'export PATH=%q\n' "$TOOL_PATH:$NODE_BIN_DIR:$PATH"
-  for v in PULUMI_HOME PULUMI_SKIP_UPDATE_CHECK PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION PULUMI_DISABLE_REGISTRY_RESOLVE PULUMI_IGNORE_AMBIENT_PLUGINS; do
-    [ -z "${!v:-}" ] || printf 'export %s=%q\n' "$v" "${!v}"
-  done
-else
-  log "ready ($MODE): pulumi $("$PULUMI_BIN_DIR/pulumi" version), node $("$NODE_BIN_DIR/node" --version), plugins in $PULUMI_HOME"
-fi
+  if [ ! -f "$repo/node_modules/@pulumi/pulumi/package.json" ] ||
+    [ "$repo/package-lock.json" -nt "$repo/node_modules/.package-lock.json" ]; then
+    log "npm ci (scripts disabled: provider install hooks would try to download plugins)"
+    (cd "$repo" && npm ci --ignore-scripts --no-audit --no-fund >&2)
+  fi
+
+  if online; then MODE=online; else MODE=offline; fi
+  if [ "$MODE" = offline ]; then
+    # Without archives, say so now rather than after the CLI build.
+    src=$(plugin_sources)
+    [ -n "$src" ] || die "$(no_sources_message)"
+  fi
+  ensure_cli
+  TOOL_PATH="$PULUMI_BIN_DIR"
+  if [ "$MODE" = offline ]; then
+    # The engine finds a language host and the dynamic-provider shim next to the `pulumi` it runs as
+    # (symlinks resolved), so this checkout gets its own `pulumi` (a hard link to the cached build) with
+    # the official language host beside it; PULUMI_IGNORE_AMBIENT_PLUGINS keeps it from using $PATH copies.
+    bin="$repo/.toolchain/bin"
+    mkdir -p "$bin"
+    link_into "$PULUMI_BIN_DIR/pulumi" "$bin/pulumi"
+    official_plugin language-nodejs "$LANGUAGE_HOST_V"
+    link_into "$PLUGIN_BIN" "$bin/pulumi-language-nodejs"
+    install -m 0755 "$repo/node_modules/@pulumi/pulumi/pulumi-resource-pulumi-nodejs" "$bin/"
+    TOOL_PATH="$bin"
+    export PULUMI_IGNORE_AMBIENT_PLUGINS=true
+  fi
+  export PATH="$TOOL_PATH:$PATH"
+  while read -r name version; do
+    ensure_provider "$name" "$version"
+  done < <(required_providers)
+
+  if [ "$print_env" = 1 ]; then
+    printf 'export PATH=%q\n' "$TOOL_PATH:$NODE_BIN_DIR:$PATH"
+    for v in PULUMI_HOME PULUMI_SKIP_UPDATE_CHECK PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION PULUMI_DISABLE_REGISTRY_RESOLVE PULUMI_IGNORE_AMBIENT_PLUGINS; do
+      [ -z "${!v:-}" ] || printf 'export %s=%q\n' "$v" "${!v}"
+    done
+  else
+    log "ready ($MODE): pulumi $("$PULUMI_BIN_DIR/pulumi" version), node $("$NODE_BIN_DIR/node" --version), plugins in $PULUMI_HOME"
+  fi
+}
+
+link_into() { # $1 = cached binary, $2 = path in the checkout: a hard link when possible
+  [ "$2" -ef "$1" ] || ln -f "$1" "$2" 2>/dev/null || cp -f "$1" "$2"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi
