@@ -19,10 +19,15 @@ if ! _rb_node_ok "$_rb_node"; then
   PATH="$(dirname "$_rb_node"):$PATH"
   export PATH
 fi
-# Same rule as scripts/toolchain.sh: install when missing or older than the lock file.
+# Same rule as scripts/toolchain.sh: install when missing or older than the lock file. Never through a
+# symlinked node_modules: npm ci empties the directory it points to (another checkout's) before installing.
 if [ ! -f "$_rb_repo/node_modules/tsx/package.json" ] || [ "$_rb_repo/package-lock.json" -nt "$_rb_repo/node_modules/.package-lock.json" ]; then
-  printf 'reprobench: installing node_modules (npm ci)\n' >&2
-  (cd "$_rb_repo" && npm ci --ignore-scripts --no-audit --no-fund >&2)
+  if [ -L "$_rb_repo/node_modules" ]; then
+    printf 'reprobench: warning: %s/node_modules is a symlink and may not match package-lock.json; not running npm ci through it\n' "$_rb_repo" >&2
+  else
+    printf 'reprobench: installing node_modules (npm ci)\n' >&2
+    (cd "$_rb_repo" && npm ci --ignore-scripts --no-audit --no-fund >&2)
+  fi
 fi
 unset _rb_repo _rb_node _rb_found _rb_candidate
 unset -f _rb_node_ok

@@ -1,8 +1,9 @@
 // bin/reprobench: commands that do not drive Pulumi need only Node >= 22 and node_modules. Proven by
 // running it with an empty toolchain cache: scripts/toolchain.sh would create its lock file there first
-// (and then start a Go build), so the cache must stay empty. Without Node 22 it says what is needed.
+// (and then start a Go build), so the cache must stay empty. Without Node 22 it says what is needed; a
+// symlinked node_modules is never reinstalled through (npm ci would empty its target).
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -20,8 +21,8 @@ afterEach(() => {
   dirs = [];
 });
 
-const reprobench = (args: string[], env: Record<string, string>, cwd: string) =>
-  spawnSync("bash", [BIN, ...args], { cwd, env: { HOME: process.env.HOME ?? "/root", ...env }, encoding: "utf8", timeout: 60_000 });
+const reprobench = (args: string[], env: Record<string, string>, cwd: string, bin = BIN) =>
+  spawnSync("bash", [bin, ...args], { cwd, env: { HOME: process.env.HOME ?? "/root", ...env }, encoding: "utf8", timeout: 60_000 });
 
 describe("bin/reprobench without the Pulumi toolchain", () => {
   it("config validate runs on Node alone, from any directory, and never starts the toolchain", () => {
@@ -40,5 +41,21 @@ describe("bin/reprobench without the Pulumi toolchain", () => {
     const r = reprobench(["config", "validate", "Pulumi.local.yaml"], { PATH: `${fakeBin}:/usr/bin:/bin`, REPROBENCH_CACHE: tmp("reprobench-emptycache-") }, REPO);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`reprobench: needs Node.js >= 22 (found: ${fakeBin}/node v20.0.0). Put one on PATH, or run scripts/toolchain.sh once`);
+  });
+
+  it("never runs npm ci through a symlinked node_modules (it would empty the other checkout's)", () => {
+    const checkout = tmp("reprobench-linked-");
+    mkdirSync(join(checkout, "bin"));
+    mkdirSync(join(checkout, "scripts"));
+    copyFileSync(BIN, join(checkout, "bin/reprobench"));
+    copyFileSync(join(REPO, "scripts/node-env.sh"), join(checkout, "scripts/node-env.sh"));
+    const shared = tmp("reprobench-shared-modules-");
+    writeFileSync(join(shared, "sentinel"), "another checkout's module");
+    symlinkSync(shared, join(checkout, "node_modules"));
+    writeFileSync(join(checkout, "package-lock.json"), "{}"); // newer than anything in node_modules
+    const r = reprobench(["config", "--help"], { PATH: `${dirname(process.execPath)}:/usr/bin:/bin` }, checkout, join(checkout, "bin/reprobench"));
+    expect(r.stderr).toContain(`${checkout}/node_modules is a symlink and may not match package-lock.json; not running npm ci through it`);
+    expect(r.stderr).not.toContain("installing node_modules");
+    expect(existsSync(join(shared, "sentinel"))).toBe(true);
   });
 });
