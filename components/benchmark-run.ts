@@ -45,6 +45,8 @@ export class JobName extends pulumi.dynamic.Resource {
 
 /** What the run needs to know, rendered from the stack by the program (infra/run-config.ts). */
 export interface RunSettings {
+  /** The stack running the job, "project.stack": its jobs replace only its own previous job. */
+  stackId: string;
   /** Job names are "<prefix>-<UTC YYYYmmdd-HHMMSS>". */
   jobNamePrefix: string;
   /** A hash of everything that makes a different job: when it changes, a new job (and name) starts. */
@@ -183,7 +185,7 @@ export class BenchmarkRun extends pulumi.ComponentResource {
     // Every other child depends on the job name, so this makes them wait for (and be deleted before) what
     // the run depends on — the router, the tool bundle, the bridge: destroy stops Harbor first.
     const job = new JobName(`${name}-job-name`, { prefix: run.jobNamePrefix, spec: run.spec }, { parent: this, dependsOn: opts?.dependsOn });
-    const paths = job.name.apply((n) => runPaths(run, n));
+    const paths = job.name.apply((n) => runPaths(run, n, run.stackId));
 
     const daemonHashes: Record<string, pulumi.Output<string>> = {};
     for (const host of args.hosts) {

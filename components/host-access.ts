@@ -4,6 +4,13 @@ import { CheckedCommand } from "./checked-command";
 import { lastJsonLine, scriptWithEnv } from "./host-script";
 import { type HostConnectionInput, dockerHostUrl, sshOptions, writeSshMaterial } from "./ssh";
 
+/** The stack that owns a cluster: its project, its name and a token of its own (two stacks of one name differ). */
+export interface ClusterOwner {
+  project: string;
+  stack: string;
+  token: string;
+}
+
 /** What host-facts.sh reports. */
 export interface HostFacts {
   user: string;
@@ -11,17 +18,26 @@ export interface HostFacts {
   gid: number;
   hostname: string;
   dockerEngine: string;
+  /** The owner recorded on the host (null: nobody). */
+  owner: { project: string; stack: string; token: string } | null;
 }
+
+/** Where a host records which stack owns it. */
+export const OWNER_FILE = "/var/lib/reprobench/owner.json";
 
 export interface HostAccessArgs {
   /** SSH connection to the host (its private key a secret). */
   readonly connection: pulumi.Input<HostConnectionInput>;
+  /** The stack claiming the host; a host another stack owns is refused before anything on it changes. */
+  readonly owner: pulumi.Input<ClusterOwner>;
 }
 
 /**
- * One host as reprobench reaches it: the facts every other component needs (the login's uid:gid, the
- * engine's version), read again on every refresh, and a `@pulumi/docker` provider that talks to the host's
- * dockerd over the same pinned SSH connection. Pass `dockerProvider` to the components placed on the host.
+ * One host as reprobench reaches it: the host claimed for the owning stack (refused, with nothing changed,
+ * when another stack owns it), the facts every other component needs (the login's uid:gid, the engine's
+ * version), read again on every refresh, and a `@pulumi/docker` provider that talks to the host's dockerd
+ * over the same pinned SSH connection. Everything placed on the host depends on it, so the claim comes
+ * first and the release last. Pass `dockerProvider` to the components placed on the host.
  */
 export class HostAccess extends pulumi.ComponentResource {
   /** The Docker engine of this host, over `ssh://`. */
@@ -34,12 +50,14 @@ export class HostAccess extends pulumi.ComponentResource {
   constructor(name: string, args: HostAccessArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:cluster:HostAccess", name, {}, opts);
     const connection = pulumi.output(args.connection);
+    const ownerEnv = pulumi.output(args.owner).apply((o) => ({ OWNER_JSON: JSON.stringify(o), OWNER_FILE }));
     const probe = new CheckedCommand(
       `${name}-facts`,
       {
         connection: args.connection,
-        create: scriptWithEnv("host-facts", {}),
-        check: scriptWithEnv("host-facts", {}),
+        create: ownerEnv.apply((env) => scriptWithEnv("host-facts", { ...env, CLAIM: "1" })),
+        check: ownerEnv.apply((env) => scriptWithEnv("host-facts", { ...env, CLAIM: "0" })),
+        delete: ownerEnv.apply((env) => scriptWithEnv("host-release", env)),
         onDrift: "update",
         timeoutSeconds: 120,
       },
@@ -54,7 +72,10 @@ export class HostAccess extends pulumi.ComponentResource {
     );
     this.dockerProvider = new docker.Provider(
       `${name}-engine`,
-      { host: connection.apply((c) => dockerHostUrl(c)), sshOpts },
+      // Through the facts: no image is pulled before the host was claimed.
+      // Through the claim's URN (known in previews, resolved once the claim succeeded): no image is pulled
+      // before the host was claimed, and a re-read of the facts never makes the provider look changed.
+      { host: pulumi.all([connection, probe.urn]).apply(([c]) => dockerHostUrl(c)), sshOpts },
       { parent: this },
     );
     this.registerOutputs({ facts: this.facts, loginUser: this.loginUser, dockerProvider: this.dockerProvider });

@@ -47,11 +47,15 @@ export interface RunPaths {
   manifest: string;
   /** The transient systemd unit supervising `harbor run`. */
   unit: string;
-  /** Names the job the runner is currently running for this work dir (one benchmark at a time). */
+  /** Names the job this stack is currently running on the runner (one job per stack at a time). */
   currentFile: string;
 }
 
-export function runPaths(harbor: Pick<RunnerPaths, "workDir" | "jobsDir">, jobName: string): RunPaths {
+/**
+ * `stackId` names the stack running the job ("project.stack"): each stack keeps its own current job, so
+ * a run stack's new job replaces only that stack's previous one, never another stack's running job.
+ */
+export function runPaths(harbor: Pick<RunnerPaths, "workDir" | "jobsDir">, jobName: string, stackId = "default"): RunPaths {
   const runDir = path.posix.join(harbor.workDir, "runs", jobName);
   return {
     runDir,
@@ -63,7 +67,7 @@ export function runPaths(harbor: Pick<RunnerPaths, "workDir" | "jobsDir">, jobNa
     jobDir: path.posix.join(harbor.jobsDir, jobName),
     manifest: path.posix.join(harbor.jobsDir, `${jobName}.reprobench-manifest.json`),
     unit: `reprobench-harbor-${jobName}.service`,
-    currentFile: path.posix.join(harbor.workDir, "runs", "current"),
+    currentFile: path.posix.join(harbor.workDir, "runs", "current.d", stackId),
   };
 }
 

@@ -84,11 +84,13 @@ export function routerContainerSpec(r: RouterSettings, workerUrls: string[]): Co
   };
 }
 
-/** Inputs of sglang-router.sh, minus the API key. */
+/** Inputs of sglang-router.sh and ready-probe.sh (the completion through the router), minus the API key. */
 export function routerGateEnv(r: RouterSettings, workers: RouterWorker[]): Record<string, string> {
   return {
     CONTAINER_NAME: r.containerName,
     ROUTER_URL: routerLocalUrl(r),
+    PROBE_URL: routerLocalUrl(r),
+    PROBE_NAME: `sglang-router[${r.containerName}]`,
     EXPECTED_WORKERS: JSON.stringify(expectedRouterWorkers(r.dpAware, workers)),
     SERVED_MODEL_NAME: r.servedModelName,
     MODEL_LISTED: r.modelListed ? "1" : "0",
@@ -113,7 +115,8 @@ export interface SglangRouterArgs {
 /**
  * The DP-aware, cache-aware sglang-router in front of every worker (seed 000 "启动 global router"): it
  * starts once every worker URL resolved (each worker passed its gate), and its gate proves routing with
- * /readiness, /workers listing every DP rank, /v1/models and a real completion. Destroyed before the
+ * /readiness, /workers listing every DP rank, /v1/models and a real completion (ready-probe.sh: thinking
+ * off for the probe, and a budget a reasoning model cannot exhaust). Destroyed before the
  * workers, with the seed's 180 s to drain.
  */
 export class SglangRouter extends pulumi.ComponentResource {
@@ -157,7 +160,7 @@ export class SglangRouter extends pulumi.ComponentResource {
       `${name}-ready`,
       {
         connection: args.connection,
-        create: urls.apply((u) => scriptWithEnv("sglang-router", routerGateEnv(r, u.map((url, i) => ({ url, dpSize: args.workers[i].dpSize }))))),
+        create: urls.apply((u) => scriptWithEnv(["sglang-router", "ready-probe"], routerGateEnv(r, u.map((url, i) => ({ url, dpSize: args.workers[i].dpSize }))))),
         environment: { API_KEY: args.apiKey },
         spec: this.container.id,
         check: scriptWithEnv("container-started", { CONTAINER_NAME: r.containerName }),

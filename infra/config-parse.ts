@@ -5,13 +5,16 @@ import {
   configSchema,
   type Host,
   LAUNCHERS,
+  RUN_STACK_KEYS,
   type ReprobenchConfig,
+  type RunStackConfig,
   SECRET_KEYS,
   SECRET_PLACEHOLDER,
   cidrContains,
   isGitUrl,
   parseCidr,
   parseIpv4,
+  runStackSchema,
 } from "./config-schema";
 import {
   IN_CONTAINER_AGENTS, HOST_SIDE_AGENTS, MODEL_FREE_AGENTS, ROUTER_MANAGED_FLAGS, SGLANG_MANAGED_FLAGS, SGLANG_ONLY_SETTINGS,
@@ -184,6 +187,43 @@ export function parseConfig(raw: Record<string, unknown>, options: ParseOptions 
   const problems = crossFieldProblems(parsed.data);
   if (options.requireSecrets ?? true) problems.push(...missingSecretProblems(parsed.data));
   return problems.length > 0 ? { ok: false, problems } : { ok: true, config: parsed.data };
+}
+
+/** True when a stack's raw config names a cluster owner: a run stack. */
+export function isRunStack(raw: Record<string, unknown>): boolean {
+  return raw !== null && typeof raw === "object" && raw.cluster !== undefined;
+}
+
+export type RunStackParseResult = { ok: true; config: RunStackConfig } | { ok: false; problems: ConfigProblem[] };
+
+/**
+ * Validates a run stack's own config: `cluster`, `run` and `hfToken`. Anything else belongs to the owner
+ * of the cluster and is refused naming that stack, so a run stack can never be taken to change the cluster.
+ */
+export function parseRunStackConfig(raw: Record<string, unknown>): RunStackParseResult {
+  const owner = typeof raw.cluster === "string" ? `'${raw.cluster}'` : "named by reprobench:cluster";
+  const foreign = Object.keys(raw).filter((k) => !(RUN_STACK_KEYS as readonly string[]).includes(k));
+  const problems: ConfigProblem[] = foreign.map((k) => ({
+    key: configKey([k]),
+    message: `set by the cluster's owner stack ${owner}; a run stack (reprobench:cluster) sets only ${RUN_STACK_KEYS.map((r) => `reprobench:${r}`).join(", ")}`,
+  }));
+  const own = Object.fromEntries(Object.entries(raw).filter(([k]) => !foreign.includes(k)));
+  const parsed = runStackSchema.safeParse(own, { errorMap });
+  if (!parsed.success) problems.push(...dedupe(parsed.error.issues.flatMap((i) => issueProblems(i, own))));
+  return problems.length > 0 || !parsed.success ? { ok: false, problems } : { ok: true, config: parsed.data };
+}
+
+/**
+ * The config a run stack's job is rendered from: the owner's (as its `clusterConfig` output recorded it,
+ * secrets as placeholders) with this stack's `run` and `hfToken`, checked by the same rules as any stack.
+ */
+export function combineWithCluster(ownerConfig: Record<string, unknown>, runStack: RunStackConfig, runRaw: Record<string, unknown>): ParseResult {
+  const combined: Record<string, unknown> = { ...ownerConfig, run: runRaw.run ?? {} };
+  // The owner's manifest form writes null for absent secrets; absent is what the schema takes.
+  for (const key of ["proxyUpstream", "hfToken"]) if (combined[key] === null) delete combined[key];
+  delete combined.hfToken;
+  if (runStack.hfToken !== undefined) combined.hfToken = runStack.hfToken;
+  return parseConfig(combined, { requireSecrets: false });
 }
 
 function dedupe(problems: ConfigProblem[]): ConfigProblem[] {

@@ -418,6 +418,11 @@ export const toolBundleSchema = z
 
 export const harborSchema = z
   .object({
+    /**
+     * Install Harbor, the dataset and the task images even when this stack runs no job itself (a cluster
+     * that only run stacks use, reprobench:cluster). They are always installed when run.enabled.
+     */
+    enabled: z.boolean().default(false),
     /** Harbor release (seed: 0.21.0). */
     version: z.string().regex(/^\d+\.\d+\.\d+([a-z0-9.+-]*)$/, { message: "expected a version such as 0.21.0" }).default("0.21.0"),
     /** sha256 of harbor-<version>-py3-none-any.whl (seed: HARBOR_WHEEL_SHA256). */
@@ -649,3 +654,23 @@ export type SglangConfig = ReprobenchConfig["sglang"];
 export type SglangOverride = z.infer<typeof sglangOverrideSchema>;
 export type RouterConfig = ReprobenchConfig["router"];
 export type RunConfig = ReprobenchConfig["run"];
+
+// ---------------------------------------------------------------------------------------------------------
+// A run stack: a job on a cluster another stack of this project owns.
+
+/** The keys a run stack may set; everything else belongs to the cluster's owner. */
+export const RUN_STACK_KEYS = ["cluster", "run", "hfToken"] as const;
+
+export const runStackSchema = z
+  .object({
+    /**
+     * The stack that owns the cluster (its hosts, servers, router, Harbor install). This stack then creates
+     * only its own job there, reading the cluster through a StackReference; it never changes the cluster.
+     */
+    cluster: z.string().regex(/^([A-Za-z0-9_.-]+\/){0,2}[A-Za-z0-9_.-]+$/, { message: "expected a stack name such as local or organization/reprobench/local" }),
+    run: runSchema.default({}),
+    /** SECRET. Hugging Face token for run.environment hf-sandbox. */
+    hfToken: z.string().optional(),
+  })
+  .strict();
+export type RunStackConfig = z.infer<typeof runStackSchema>;

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { parseDocument } from "yaml";
 import { type ReprobenchConfig, SECRET_PLACEHOLDER } from "./config-schema";
-import { type ConfigProblem, NAMESPACE, missingSecretProblems, parseConfig, plaintextSecretProblems } from "./config-parse";
+import { type ConfigProblem, NAMESPACE, isRunStack, missingSecretProblems, parseConfig, parseRunStackConfig, plaintextSecretProblems } from "./config-parse";
 
 function isSecureValue(value: unknown): boolean {
   return (
@@ -68,6 +68,11 @@ export function checkStackFile(path: string, options: { requireSecrets?: boolean
   const raw = readStackFile(path);
   // readStackFile turns encrypted values into placeholders, so any real value here is plaintext.
   const plaintext = plaintextSecretProblems(raw, () => false);
+  if (isRunStack(raw)) {
+    // A run stack: its own keys only; the rest is checked when it meets its cluster's config at preview.
+    const run = parseRunStackConfig(raw);
+    return { ok: run.ok && plaintext.length === 0, problems: [...plaintext, ...(run.ok ? [] : run.problems)], missingSecrets: [] };
+  }
   const parsed = parseConfig(raw, { requireSecrets: options.requireSecrets ?? false });
   if (!parsed.ok) return { ok: false, problems: [...plaintext, ...parsed.problems], missingSecrets: [] };
   const missingSecrets = options.requireSecrets ? [] : missingSecretProblems(parsed.config);

@@ -7,8 +7,10 @@ import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { HostConnectionInput } from "../components/ssh";
-import { type ReprobenchConfig, SECRET_KEYS, SECRET_PLACEHOLDER, checkPublicKeyLine } from "./config-schema";
-import { type ConfigProblem, NAMESPACE, configKey, formatProblems, missingSecretProblems, parseConfig, plaintextSecretProblems } from "./config-parse";
+import { type ReprobenchConfig, type RunStackConfig, SECRET_KEYS, SECRET_PLACEHOLDER, checkPublicKeyLine } from "./config-schema";
+import {
+  type ConfigProblem, NAMESPACE, configKey, formatProblems, missingSecretProblems, parseConfig, parseRunStackConfig, plaintextSecretProblems,
+} from "./config-parse";
 
 export * from "./config-schema";
 export * from "./config-parse";
@@ -175,6 +177,21 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     hfToken: hfToken === undefined ? undefined : SECRET_PLACEHOLDER,
   };
   return { config: publicConfig, hostKeys: files.hostKeys, secrets: { sshPrivateKey, proxyUpstream, hfToken } };
+}
+
+/**
+ * Reads and validates a run stack's config (reprobench:cluster set): its own keys only, secrets encrypted.
+ * Throws one Error listing every problem.
+ */
+export function loadRunStackConfig(all: Record<string, string> = pulumi.runtime.allConfig()): { config: RunStackConfig; raw: Record<string, unknown> } {
+  const raw = rawFromPulumiConfig(all);
+  const plaintext = plaintextSecretProblems(raw, (k) => isConfigSecret(`${NAMESPACE}:${k}`));
+  const parsed = parseRunStackConfig(raw);
+  const problems = [...plaintext, ...(parsed.ok ? [] : parsed.problems)];
+  if (problems.length > 0 || !parsed.ok) {
+    throw new pulumi.RunError(`invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${formatProblems(problems)}`);
+  }
+  return { config: parsed.config, raw };
 }
 
 /** Keys that hold secrets, as full Pulumi keys (for documentation and tests). */

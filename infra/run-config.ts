@@ -182,9 +182,10 @@ export function runSpec(config: ReprobenchConfig, apiBase: string): string {
 }
 
 /** The run as the BenchmarkRun component takes it: rendered files, paths and timing, no other config. */
-export function runSettings(config: ReprobenchConfig, apiBase: string): RunSettings {
+export function runSettings(config: ReprobenchConfig, apiBase: string, stackId: string): RunSettings {
   const docker = config.run.environment === "docker";
   return {
+    stackId,
     jobNamePrefix: config.run.jobNamePrefix,
     spec: runSpec(config, apiBase),
     venv: config.harbor.venv,

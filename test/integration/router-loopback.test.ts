@@ -137,6 +137,8 @@ describe("real sglang-router 0.3.2 over two loopback doubles (dp 2 each)", () =>
       messages: [{ role: "user", content: "Reply with exactly READY." }],
       temperature: 0,
       max_tokens: 128,
+      // The workers run a qwen3 reasoning parser: without this the double thinks first and 128 tokens run out.
+      chat_template_kwargs: { enable_thinking: false },
     });
     expect(reply.status).toBe(200);
     expect(firstMessage(reply.json).content).toBe("READY");

@@ -208,7 +208,7 @@ describe("simulated cluster (real docker)", () => {
         fetchJson<{ id: string; choices: { message: { content: string } }[] }>(`${routerUrl()}/v1/chat/completions`, {
           method: "POST",
           headers: { "Content-Type": "application/json" },
-          body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content }], max_tokens: 32, temperature: 0 }),
+          body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content }], max_tokens: 32, temperature: 0, chat_template_kwargs: { enable_thinking: false } }),
         });
       const ready = await chat("Reply with exactly READY.");
       expect(ready.status).toBe(200);
