@@ -1,9 +1,12 @@
 // Reads a Pulumi.<stack>.yaml without the engine: keeps the reprobench:* keys (prefix stripped) and
 // replaces encrypted values ({ secure: … }) by "[secret]" so they can be validated but never decrypted.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import * as nodePath from "node:path";
 import { parseDocument } from "yaml";
 import { type ReprobenchConfig, SECRET_PLACEHOLDER } from "./config-schema";
-import { type ConfigProblem, NAMESPACE, isRunStack, missingSecretProblems, parseConfig, parseRunStackConfig, plaintextSecretProblems } from "./config-parse";
+import {
+  type ConfigProblem, NAMESPACE, combineWithCluster, isRunStack, missingSecretProblems, parseConfig, parseRunStackConfig, plaintextSecretProblems,
+} from "./config-parse";
 
 function isSecureValue(value: unknown): boolean {
   return (
@@ -63,15 +66,24 @@ export interface StackFileCheck {
   config?: ReprobenchConfig;
 }
 
-/** Validates a stack file the way loadConfig validates the running stack (minus reading key files). */
+/**
+ * Validates a stack file the way loadConfig validates the running stack (minus reading key files). A run
+ * stack's `config` is its run combined with the owner's stack file (Pulumi.<cluster>.yaml beside it).
+ */
 export function checkStackFile(path: string, options: { requireSecrets?: boolean } = {}): StackFileCheck {
   const raw = readStackFile(path);
   // readStackFile turns encrypted values into placeholders, so any real value here is plaintext.
   const plaintext = plaintextSecretProblems(raw, () => false);
   if (isRunStack(raw)) {
-    // A run stack: its own keys only; the rest is checked when it meets its cluster's config at preview.
+    // A run stack: its own keys, then its run against the owner's stack file beside it (when there is one;
+    // on a real cluster the owner's outputs are what count, and preview checks against them).
     const run = parseRunStackConfig(raw);
-    return { ok: run.ok && plaintext.length === 0, problems: [...plaintext, ...(run.ok ? [] : run.problems)], missingSecrets: [] };
+    if (!run.ok) return { ok: false, problems: [...plaintext, ...run.problems], missingSecrets: [] };
+    const ownerFile = nodePath.join(nodePath.dirname(path), `Pulumi.${run.config.cluster}.yaml`);
+    if (!existsSync(ownerFile)) return { ok: plaintext.length === 0, problems: plaintext, missingSecrets: [] };
+    const combined = combineWithCluster(readStackFile(ownerFile), run.config, raw);
+    if (!combined.ok) return { ok: false, problems: [...plaintext, ...combined.problems], missingSecrets: [] };
+    return { ok: plaintext.length === 0, problems: plaintext, missingSecrets: [], config: combined.config };
   }
   const parsed = parseConfig(raw, { requireSecrets: options.requireSecrets ?? false });
   if (!parsed.ok) return { ok: false, problems: [...plaintext, ...parsed.problems], missingSecrets: [] };

@@ -3,18 +3,20 @@
 // Harbor's install, the dataset, the task images — comes from the owner's outputs through a
 // StackReference; this stack registers only its job's resources, so a preview lists no cluster resource
 // and no `up` or `destroy` of it can change the cluster. Destroy stops only this stack's job (results kept).
+import { existsSync } from "node:fs";
+import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { BenchmarkRun } from "../components/benchmark-run";
+import { BenchmarkRun, type BenchmarkRunArgs } from "../components/benchmark-run";
 import type { HostConnection } from "../components/ssh";
 import type { TaskImagesReport } from "../components/task-images";
-import { apiBase, combineWithCluster, formatProblems, hostsWithRole, soleHostWithRole } from "./config";
-import type { RunStackConfig } from "./config-schema";
+import { apiBase, combineWithCluster, formatProblems, hostsWithRole, readStackFile, soleHostWithRole } from "./config";
+import type { ReprobenchConfig, RunStackConfig } from "./config-schema";
 import { renderJobConfig, runSettings } from "./run-config";
 
 /** What a run stack needs from its cluster's owner; each is an output of the owning stack. */
 export const CLUSTER_OUTPUTS = ["clusterOwner", "clusterConfig", "hostConnections", "sglangApiKey", "harborInstall", "dataset"] as const;
 
-/** The run stack's program; `runRaw` is its raw config (for the run section's own defaults). */
+/** The run stack's program; `runRaw` is its raw config (the run section keeps its own defaults). */
 export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<string, unknown>): Promise<Record<string, unknown>> {
   const owner = new pulumi.StackReference("cluster", { name: runStack.cluster });
   const read = async (name: string): Promise<unknown> => {
@@ -26,37 +28,89 @@ export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<stri
     }
     return details.value ?? details.secretValue;
   };
-  for (const name of CLUSTER_OUTPUTS) {
-    if ((await read(name)) === undefined) {
-      const hint = name === "harborInstall" || name === "dataset" ? ": set harbor.enabled (or run.enabled) on that stack so it installs Harbor and the dataset" : "";
-      throw new pulumi.RunError(`reprobench:cluster: stack '${runStack.cluster}' has no output '${name}', so it owns no cluster this stack can run on${hint}`);
-    }
+  const missing: string[] = [];
+  try {
+    for (const name of CLUSTER_OUTPUTS) if ((await read(name)) === undefined) missing.push(name);
+  } catch (err) {
+    if (!pulumi.runtime.isDryRun()) throw err;
+    missing.push(...CLUSTER_OUTPUTS);
   }
-  const combined = combineWithCluster((await read("clusterConfig")) as Record<string, unknown>, runStack, runRaw);
-  if (!combined.ok) throw new pulumi.RunError(`invalid run on cluster '${runStack.cluster}' (${combined.problems.length} problem(s)):\n${formatProblems(combined.problems)}`);
-  const config = combined.config;
-  if (!config.run.enabled) throw new pulumi.RunError("reprobench:run.enabled: got false; a run stack exists to run a job (set it true, or remove the stack)");
+  if (missing.length === CLUSTER_OUTPUTS.length && pulumi.runtime.isDryRun()) return previewBeforeCluster(runStack, runRaw);
+  if (missing.length > 0) {
+    const hint = missing.includes("harborInstall") || missing.includes("dataset") ? ": set harbor.enabled (or run.enabled) on that stack so it installs Harbor and the dataset" : "";
+    throw new pulumi.RunError(`reprobench:cluster: stack '${runStack.cluster}' has no output ${missing.map((m) => `'${m}'`).join(", ")}, so it owns no cluster this stack can run on (bring it up first)${hint}`);
+  }
+  const config = combined(runStack, runRaw, (await read("clusterConfig")) as Record<string, unknown>, `stack '${runStack.cluster}'`);
 
-  const runner = soleHostWithRole(config, "runner");
   const connections = owner.getOutput("hostConnections") as pulumi.Output<HostConnection[]>;
-  const connectionOf = (name: string) => connections.apply((list) => {
-    const found = list.find((c) => c.name === name);
-    if (!found) throw new Error(`stack '${runStack.cluster}' exports no connection for host ${name}`);
-    return found;
-  });
-  const stackId = `${pulumi.getProject()}.${pulumi.getStack()}`;
+  const connectionOf = (name: string) =>
+    connections.apply((list) => {
+      const found = list.find((c) => c.name === name);
+      if (!found) throw new Error(`stack '${runStack.cluster}' exports no connection for host ${name}`);
+      return found;
+    });
+  const serverInfo = owner.getOutput("workerServerInfoByHost") as pulumi.Output<Record<string, string>>;
   const images = (await read("taskImagesReport")) as TaskImagesReport | undefined;
-  const benchmark = new BenchmarkRun("benchmark", {
-    settings: runSettings(config, apiBase(config), stackId),
-    connection: connectionOf(runner.name),
-    hosts: config.hosts.map((h) => ({ name: h.name, connection: connectionOf(h.name) })),
+  return job(config, runStack, {
+    connectionOf,
     apiKey: owner.getOutput("sglangApiKey") as pulumi.Output<string>,
-    hfToken: config.run.environment === "hf-sandbox" && runStack.hfToken !== undefined ? pulumi.secret(runStack.hfToken) : undefined,
     install: owner.getOutput("harborInstall"),
     dataset: owner.getOutput("dataset"),
     images: images ?? { ready: 0, total: 0, images: {} },
-    workerServerInfo: Object.fromEntries(hostsWithRole(config, "worker").map((h) => [h.name, owner.getOutput("workerServerInfoByHost").apply((m) => (m as Record<string, string>)[h.name] ?? "")])),
+    workerServerInfo: Object.fromEntries(hostsWithRole(config, "worker").map((h) => [h.name, serverInfo.apply((m) => m[h.name] ?? "")])),
     serverImages: owner.getOutput("serverImages") as pulumi.Output<Record<string, string>>,
+  });
+}
+
+/** The run stack's config checked together with the cluster's (the owner's outputs or stack file). */
+function combined(runStack: RunStackConfig, runRaw: Record<string, unknown>, ownerConfig: Record<string, unknown>, source: string): ReprobenchConfig {
+  const result = combineWithCluster(ownerConfig, runStack, runRaw);
+  if (!result.ok) throw new pulumi.RunError(`invalid run on the cluster of ${source} (${result.problems.length} problem(s)):\n${formatProblems(result.problems)}`);
+  if (!result.config.run.enabled) throw new pulumi.RunError("reprobench:run.enabled: got false; a run stack exists to run a job (set it true, or remove the stack)");
+  return result.config;
+}
+
+/**
+ * A preview of a run stack whose cluster is not up yet: the job is rendered against the owner's stack file
+ * (Pulumi.<owner>.yaml in this project), with no host contacted. `up` still needs the owner up.
+ */
+function previewBeforeCluster(runStack: RunStackConfig, runRaw: Record<string, unknown>): Record<string, unknown> {
+  const file = path.join(pulumi.runtime.getRootDirectory() || process.cwd(), `Pulumi.${runStack.cluster}.yaml`);
+  if (!existsSync(file)) {
+    throw new pulumi.RunError(`reprobench:cluster: stack '${runStack.cluster}' is not up and this project has no ${path.basename(file)} to preview against; bring it up first (reprobench up --stack ${runStack.cluster})`);
+  }
+  const config = combined(runStack, runRaw, readStackFile(file), path.basename(file));
+  void pulumi.log.warn(`stack '${runStack.cluster}' is not up: previewing this run against ${path.basename(file)}; \`up\` needs '${runStack.cluster}' up first`);
+  // Placeholders where the owner's outputs will be: a preview dials no host.
+  const placeholder = (name: string): HostConnection => {
+    const host = config.hosts.find((h) => h.name === name);
+    if (!host) throw new Error(`unknown host ${name}`);
+    return { name, host: host.ssh.host, port: host.ssh.port, user: host.ssh.user, privateKey: "", hostKey: host.ssh.hostKey ?? "" };
+  };
+  return job(config, runStack, {
+    connectionOf: placeholder,
+    apiKey: pulumi.secret(""),
+    install: { version: config.harbor.version, wheelSha256: config.harbor.wheelSha256, python: config.harbor.pythonVersion, venv: config.harbor.venv, freeze: "" },
+    dataset: {},
+    images: { ready: 0, total: 0, images: {} },
+    workerServerInfo: {},
+    serverImages: {},
+  });
+}
+
+type ClusterInputs = Pick<BenchmarkRunArgs, "apiKey" | "install" | "dataset" | "images" | "workerServerInfo" | "serverImages"> & {
+  connectionOf: (host: string) => pulumi.Input<HostConnection>;
+};
+
+/** This stack's job on the cluster, and the stack outputs. */
+function job(config: ReprobenchConfig, runStack: RunStackConfig, cluster: ClusterInputs): Record<string, unknown> {
+  const { connectionOf, ...fromCluster } = cluster;
+  const benchmark = new BenchmarkRun("benchmark", {
+    ...fromCluster,
+    settings: runSettings(config, apiBase(config), `${pulumi.getProject()}.${pulumi.getStack()}`),
+    connection: connectionOf(soleHostWithRole(config, "runner").name),
+    hosts: config.hosts.map((h) => ({ name: h.name, connection: connectionOf(h.name) })),
+    hfToken: config.run.environment === "hf-sandbox" && runStack.hfToken !== undefined ? pulumi.secret(runStack.hfToken) : undefined,
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- the toolkit version recorded in the run manifest
     toolkitVersion: (require("../package.json") as { version: string }).version,
   });
