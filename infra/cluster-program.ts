@@ -144,7 +144,7 @@ const modelBridge = usesModelBridge(config)
   : undefined;
 const noImages: TaskImagesReport = { ready: 0, total: 0, images: {} };
 const benchmark =
-  harborRunner
+  harborRunner && config.run.enabled
     ? new BenchmarkRun(
         "benchmark",
         {
