@@ -9,7 +9,7 @@
 // state, where `stack init` puts it too; PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER makes Pulumi read it
 // from there when the copy has none. A salt or secrets provider committed in the tracked file is honoured.
 import { copyFileSync, existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { LocalWorkspace, PulumiCommand, Stack, StackNotFoundError } from "@pulumi/pulumi/automation";
 
 /** Project-relative directory of the CLI's per-checkout copies of the stack files. */
@@ -43,16 +43,22 @@ export interface OpenStack {
   configFile: string;
 }
 
-/** Selects the stack in the checkout's workspace, creating it (outside the checkout's files) if needed. */
-export async function openStack(root: string, name: string): Promise<OpenStack> {
+/**
+ * Selects the stack in the checkout's workspace, creating it (outside the checkout's files) if needed.
+ * `env` adds to the process environment (which bin/reprobench filled from scripts/env.sh).
+ */
+export async function openStack(root: string, name: string, env: Record<string, string> = {}): Promise<OpenStack> {
   const copy = refreshStackConfigCopy(root, name);
   let pulumiCommand: PulumiCommand;
   try {
-    pulumiCommand = await PulumiCommand.get();
+    // The `pulumi` first on PATH (env.sh puts the toolchain's there), as an install root <root>/bin/pulumi
+    // so that the Automation API also puts its directory, with the language host, first on PATH.
+    const dir = (env.PATH ?? process.env.PATH ?? "").split(":").find((d) => d && existsSync(join(d, "pulumi")));
+    pulumiCommand = await PulumiCommand.get(dir && basename(dir) === "bin" ? { root: dirname(dir) } : {});
   } catch (err) {
     throw new Error(`cannot run pulumi (${(err as Error).message.split("\n")[0]}); run reprobench through bin/reprobench, which installs the toolchain`);
   }
-  const options = { envVars: { ...PULUMI_ENV }, pulumiCommand };
+  const options = { envVars: { ...env, ...PULUMI_ENV }, pulumiCommand };
   const workspace = await LocalWorkspace.create({ ...options, workDir: root });
   try {
     return { stack: await Stack.select(name, workspace), configFile: copy.file };

@@ -1,0 +1,71 @@
+// What `reprobench up|preview|down` do to the stack files, through the real engine: they open the stack
+// with cli/pulumi-stack.ts (Automation API, --config-file on a per-checkout copy), so `stack init` and
+// operations leave the tracked Pulumi.<stack>.yaml byte for byte as it was, the next operation reads the
+// salt back from the state (no "incorrect passphrase"), and a user's own `pulumi config set` edits the
+// tracked file as asked and is used by the next operation. Runs on a project copy with its own backend;
+// the a100 stack's preview (seed 000's cluster, placeholder hosts) contacts no host.
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStack } from "../../cli/pulumi-stack";
+import { repoRoot, type TestProject, testProject } from "../helpers/project";
+
+let project: TestProject;
+const trackedPath = () => join(project.dir, "Pulumi.a100.yaml");
+const tracked = () => readFileSync(trackedPath(), "utf8");
+
+/** A preview the way the CLI runs it; returns its output. */
+async function cliPreview(): Promise<string> {
+  const { stack, configFile } = await openStack(project.dir, "a100", project.env);
+  const out: string[] = [];
+  await stack.preview({ configFile, diff: true, onOutput: (o) => out.push(o) });
+  return out.join("");
+}
+
+/** `pulumi` by hand in the project, as a user with scripts/env.sh sourced would run it. */
+const pulumi = (args: string[]) => execFileSync("pulumi", args, { cwd: project.dir, env: { ...process.env, ...project.env }, encoding: "utf8" });
+
+beforeAll(async () => {
+  project = await testProject();
+  // The checkout's stack file, as tracked.
+  writeFileSync(trackedPath(), readFileSync(join(repoRoot, "Pulumi.a100.yaml")));
+});
+afterAll(() => project?.cleanup());
+
+describe("the CLI's stack operations and the tracked stack file", () => {
+  it("stack init + preview write nothing into it; the salt is in the stack's state", async () => {
+    const before = tracked();
+    const output = await cliPreview();
+    expect(output).toMatch(/reprobench:[a-z]+:SglangWorker/);
+    expect(tracked()).toBe(before);
+    const { stack } = await openStack(project.dir, "a100", project.env);
+    const state = await stack.exportStack();
+    expect(state.deployment.secrets_providers).toMatchObject({ type: "passphrase", state: { salt: expect.stringMatching(/^v1:/) } });
+  });
+
+  it("the next operation reads the salt back from the state", async () => {
+    const before = tracked();
+    expect(before).not.toContain("encryptionsalt");
+    const output = await cliPreview();
+    expect(output).not.toMatch(/incorrect passphrase|error:/);
+    expect(tracked()).toBe(before);
+  });
+
+  it("a user's `pulumi config set` edits the tracked file as asked, and the next operation uses it", async () => {
+    pulumi(["config", "set", "--stack", "a100", "--path", "reprobench:sglang.image", "lmsysorg/sglang:edited-by-hand"]);
+    expect(tracked()).toContain("lmsysorg/sglang:edited-by-hand");
+    expect(await cliPreview()).toContain("lmsysorg/sglang:edited-by-hand");
+  });
+
+  it("a secret set by hand is encrypted in the tracked file (with a salt there, Pulumi's way) and decrypts in the next operation", async () => {
+    pulumi(["config", "set", "--stack", "a100", "--secret", "reprobench:proxyUpstream", "http://127.0.0.1:3128"]);
+    const text = tracked();
+    expect(text).toMatch(/encryptionsalt: v1:/);
+    expect(text).toMatch(/reprobench:proxyUpstream:\s+secure: v1:/);
+    expect(text).not.toContain("127.0.0.1:3128");
+    const output = await cliPreview();
+    expect(output).not.toMatch(/incorrect passphrase|error:/);
+    expect(tracked()).toBe(text);
+  });
+});
