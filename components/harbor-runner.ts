@@ -164,7 +164,8 @@ export class HarborRunner extends pulumi.ComponentResource {
             `${name}-dataset-upload`,
             {
               connection: commandConnection(args.connection),
-              source: new pulumi.asset.FileArchive(source.localDir),
+              // The trailing slash copies the directory's contents into remotePath (without it, remotePath/<name>).
+              source: new pulumi.asset.FileArchive(`${source.localDir}/`),
               remotePath: source.uploadDir,
               triggers: [source.digest],
             },
