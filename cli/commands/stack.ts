@@ -87,6 +87,18 @@ export function parseStackArgs(args: string[], op: Op = "up"): StackArgs {
   return out;
 }
 
+/**
+ * pulumi's exit code from an Automation API error: its message is "code: N …", where N is -2 when the
+ * process failed (execa's error, whose own message then says "Command failed with exit code N").
+ */
+export function pulumiExitCode(err: unknown): number | undefined {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = Number(/^code: (-?\d+)/.exec(message)?.[1]);
+  if (code > 0) return code;
+  const failed = Number(/Command failed with exit code (\d+)/.exec(message)?.[1]);
+  return failed > 0 ? failed : undefined;
+}
+
 /** Where the run's results and log are, from the stack outputs (when a run is configured). */
 export function runLocation(stack: string, out: Record<string, unknown>): string | undefined {
   const job = typeof out.jobName === "string" && !out.jobName.includes(" ") ? out.jobName : undefined;
@@ -156,10 +168,10 @@ function op(name: Op, summary: string): Command {
         }
         return 0;
       } catch (err) {
-        // Pulumi's own output (already streamed) says why; only name the failure and its exit code.
-        const code = Number(/^code: (-?\d+)/.exec((err as Error).message)?.[1] ?? 1);
-        console.error(`reprobench ${name}: pulumi ${name === "down" ? "destroy" : name} on stack ${parsed.stack} failed (exit code ${code})`);
-        return code > 0 ? code : 1;
+        // Pulumi's own output (already streamed) says why; only name the failure and pulumi's exit code.
+        const code = pulumiExitCode(err);
+        console.error(`reprobench ${name}: pulumi ${name === "down" ? "destroy" : name} on stack ${parsed.stack} failed${code ? ` (exit code ${code})` : ""}`);
+        return code ?? 1;
       } finally {
         process.off("SIGINT", onSigint);
       }

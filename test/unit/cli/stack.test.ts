@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseStackArgs, runLocation } from "../../../cli/commands/stack";
+import { parseStackArgs, pulumiExitCode, runLocation } from "../../../cli/commands/stack";
 import { pulumiStderr, refreshStackConfigCopy, STACK_CONFIG_DIR } from "../../../cli/pulumi-stack";
 
 describe("parseStackArgs", () => {
@@ -73,5 +73,13 @@ describe("pulumiStderr", () => {
     const e = new Error("code: 255\n stdout: Updating…\n stderr: error: no Pulumi.yaml project file found\n err?: Error: x\n");
     expect(pulumiStderr(e)).toBe("error: no Pulumi.yaml project file found");
     expect(pulumiStderr(new Error("plain"))).toBe("plain");
+  });
+});
+
+describe("pulumiExitCode", () => {
+  it("finds pulumi's exit code in both shapes of Automation API errors", () => {
+    expect(pulumiExitCode(new Error("code: 255\n stdout: \n stderr: error\n err?: \n"))).toBe(255);
+    expect(pulumiExitCode(new Error("code: -2\n stdout: \n stderr: Command failed with exit code 255: pulumi up --yes\n err?: Error: Command failed with exit code 255"))).toBe(255);
+    expect(pulumiExitCode(new Error("code: -2\n stdout: \n stderr: spawn pulumi ENOENT\n err?: "))).toBeUndefined();
   });
 });
