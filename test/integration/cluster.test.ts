@@ -1,7 +1,10 @@
-// The cluster components converged by the REAL Pulumi engine (Automation API) on the simulated cluster:
-// idempotence, a one-worker change, drift repair, refused faults that leave daemon.json untouched, and
-// a destroy that leaves nothing of ours behind. Traffic goes to 127.0.0.1 (SSH) and the sim hosts only.
+// The cluster components converged by the REAL Pulumi engine (Automation API) and the official plugins on
+// the simulated cluster: idempotence, a one-worker change, drift repair (a killed container, pools removed
+// from daemon.json), a refresh that cannot reach a host failing instead of planning a replacement, refused
+// faults that leave daemon.json untouched, and a destroy that leaves nothing of ours behind. Traffic goes
+// to 127.0.0.1 (SSH) and the sim hosts only.
 import type { Stack } from "@pulumi/pulumi/automation";
+import { run } from "../../sim/exec";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterPlan } from "../../sim/cluster";
 import { type LooseConfig, type SimStack, simStack } from "../helpers/sim-stack";
@@ -50,10 +53,22 @@ describe("cluster on the simulated hosts (real engine)", () => {
     const info = JSON.parse((up.outputs.workerServerInfo.value as string[])[0]);
     expect(info).toMatchObject({ tp_size: 4, dp_size: 2, max_running_requests: 5, max_mamba_cache_size: 25 });
 
+    const started = Date.now();
     const preview = await stack.preview({ expectNoChanges: true });
     expect(Object.keys(preview.changeSummary).filter((k) => k !== "same")).toEqual([]);
     const refreshed = await stack.up({ refresh: true, expectNoChanges: true, onOutput: () => undefined });
     expect(refreshed.summary.resourceChanges).toEqual({ same: refreshed.summary.resourceChanges?.same });
+    console.log(`cluster: first up ${up.summary.resourceChanges?.create} created in ${seconds(up)}s; no-op preview + up --refresh ${((Date.now() - started) / 1000).toFixed(1)}s, up --refresh alone ${seconds(refreshed)}s`);
+  });
+
+  it("the containers are @pulumi/docker resources, their images pulled with a digest", async () => {
+    const resources = (await stack.exportStack()).deployment.resources as { type: string; urn: string; outputs?: Record<string, unknown> }[];
+    const containers = resources.filter((r) => r.type === "docker:index:Container").map((r) => r.urn.split("::").pop());
+    expect(containers.sort()).toEqual(["router-container", "worker-a-sglang-container", "worker-b-sglang-container"]);
+    const images = resources.filter((r) => r.type === "docker:index:RemoteImage");
+    for (const image of images) expect(String(image.outputs?.repoDigest)).toMatch(/@sha256:[0-9a-f]{64}$/);
+    const id = resources.find((r) => r.urn.endsWith("::worker-a-sglang-container"))?.outputs?.id;
+    expect(await ssh("worker-a", "docker inspect -f '{{.Id}}' qwen38-worker-a")).toContain(String(id));
   });
 
   it("the router spreads completions over every DP rank of every host", async () => {
@@ -61,30 +76,90 @@ describe("cluster on the simulated hosts (real engine)", () => {
     expect([...tags].sort()).toEqual(["worker-a@0", "worker-a@1", "worker-b@0", "worker-b@1"]);
   });
 
-  it("changing one worker's maxRunningRequests touches that worker only", async () => {
+  it("changing one worker's maxRunningRequests previews as that worker's container replaced, nothing else", async () => {
     editConfig((c) => (c.sglang.overrides = { "worker-b": { maxRunningRequests: 4 } }));
     const out: string[] = [];
     const preview = await stack.preview({ diff: true, onOutput: (o) => out.push(o) });
-    expect(preview.changeSummary.update).toBe(1);
-    expect(preview.changeSummary.replace ?? 0).toBe(0);
     const diff = out.join("");
-    expect(diff).toContain("worker-b-sglang-container");
-    expect(diff).not.toMatch(/~ .*worker-a-sglang-container/);
+    // One container replaced (its argv changed); its gate re-runs against the new container.
+    expect(preview.changeSummary.replace).toBe(1);
+    expect(preview.changeSummary.create ?? 0).toBe(0);
+    expect(preview.changeSummary.delete ?? 0).toBe(0);
+    expect(diff).toMatch(/\+-\s+docker:index:Container: \(replace\)\s+\[id=[0-9a-f]+\]\s+\[urn=[^\]]*worker-b-sglang-container\]/);
+    expect(diff).not.toMatch(/docker:index:Container: \(replace\)[^\n]*\n[^\n]*\n\s*\[urn=[^\]]*worker-a-sglang-container/);
+    expect(diff).not.toMatch(/\[urn=[^\]]*router-container\]/);
+    expect(diff).toContain('"--max-running-requests"');
+    const before = await ssh("worker-a", "docker inspect -f '{{.Id}}' qwen38-worker-a");
     const up = await stack.up({ onOutput: () => undefined });
-    expect(up.summary.resourceChanges?.update).toBe(1);
+    expect(up.summary.resourceChanges?.replace).toBe(1);
     const infoB = JSON.parse((up.outputs.workerServerInfo.value as string[])[1]);
     expect(infoB.max_running_requests).toBe(4);
     const infoA = JSON.parse((up.outputs.workerServerInfo.value as string[])[0]);
     expect(infoA.max_running_requests).toBe(5);
+    expect(await ssh("worker-a", "docker inspect -f '{{.Id}}' qwen38-worker-a")).toBe(before);
   });
 
-  it("a killed worker container is recreated by up --refresh and serves through the router again", async () => {
-    await ssh("worker-a", "docker rm -f qwen38-worker-a");
+  it("a killed worker container is restarted and re-gated by up --refresh, and serves through the router again", async () => {
+    await ssh("worker-a", "docker kill qwen38-worker-a >/dev/null");
+    const out: string[] = [];
+    const preview = await stack.preview({ refresh: true, diff: true, onOutput: (o) => out.push(o) });
+    expect(preview.changeSummary.update).toBeGreaterThanOrEqual(1);
+    expect(preview.changeSummary.replace ?? 0).toBe(0);
     const up = await stack.up({ refresh: true, onOutput: () => undefined });
-    expect(up.summary.resourceChanges?.replace).toBe(1);
+    expect(up.summary.result).toBe("succeeded");
     expect(await ssh("worker-a", "docker inspect -f '{{.State.Running}}' qwen38-worker-a")).toContain("true");
     const tags = await routedTags(24);
     expect([...tags].filter((t) => t.startsWith("worker-a")).sort()).toEqual(["worker-a@0", "worker-a@1"]);
+    const again = await stack.preview({ refresh: true, expectNoChanges: true });
+    expect(Object.keys(again.changeSummary).filter((k) => k !== "same")).toEqual([]);
+  });
+
+  it("a removed worker container is recreated by up --refresh", async () => {
+    await ssh("worker-a", "docker rm -f qwen38-worker-a >/dev/null");
+    const up = await stack.up({ refresh: true, onOutput: () => undefined });
+    expect(up.summary.resourceChanges?.create).toBe(1);
+    expect(await ssh("worker-a", "docker inspect -f '{{.State.Running}}' qwen38-worker-a")).toContain("true");
+  });
+
+  it("with sshd stopped on worker-a, preview --refresh FAILS naming the host and plans nothing; with sshd back it is clean", async () => {
+    const host = plan.hosts.find((h) => h.name === "worker-a")!;
+    const sshd = async (action: "stop" | "start") => {
+      const r = await run(["docker", "exec", host.container, "systemctl", action, "ssh.socket", "ssh.service"], { timeoutMs: 60_000 });
+      expect(r.code, r.stderr).toBe(0);
+    };
+    await sshd("stop");
+    try {
+      const events: string[] = [];
+      const failure = await stack.preview({ refresh: true, onOutput: (o) => events.push(o) }).then(
+        () => new Error("preview --refresh succeeded with worker-a unreachable"),
+        (err: Error) => err,
+      );
+      const text = `${failure.message}\n${events.join("")}`;
+      expect(text).toMatch(/host worker-a \(root@127\.0\.0\.1:\d+\) cannot be reached over SSH/);
+      expect(text).not.toMatch(/\(replace\)|\(delete-replaced\)/);
+      console.log(`cluster: preview --refresh with sshd stopped on worker-a:\n${text.split("\n").filter((l) => /error|worker-a|cannot be reached/.test(l)).slice(0, 8).join("\n")}`);
+    } finally {
+      await sshd("start");
+    }
+    const clean = await stack.preview({ refresh: true, expectNoChanges: true });
+    expect(Object.keys(clean.changeSummary).filter((k) => k !== "same")).toEqual([]);
+  });
+
+  it("address pools removed from daemon.json by hand are drift that up --refresh restores", async () => {
+    const pools = async () => JSON.parse(await ssh("worker-a", "jq -c '.\"default-address-pools\"' /etc/docker/daemon.json"));
+    const wanted = await pools();
+    expect(wanted).toEqual([{ base: "172.18.0.0/15", size: 24 }]);
+    await ssh("worker-a", "jq 'del(.\"default-address-pools\")' /etc/docker/daemon.json > /tmp/d.json && cp /tmp/d.json /etc/docker/daemon.json");
+    const out: string[] = [];
+    const preview = await stack.preview({ refresh: true, diff: true, onOutput: (o) => out.push(o) });
+    expect(preview.changeSummary.update).toBe(1);
+    expect(out.join("")).toMatch(/worker-a-docker-daemon-json/);
+    const containers = await ssh("worker-a", "docker ps -q --no-trunc | sort");
+    const up = await stack.up({ refresh: true, onOutput: () => undefined });
+    expect(up.summary.resourceChanges?.update).toBe(1);
+    expect(await pools()).toEqual(wanted);
+    // dockerd has run with these pools since reprobench applied them: the file is put back, nothing restarts.
+    expect(await ssh("worker-a", "docker ps -q --no-trunc | sort")).toBe(containers);
   });
 
   describe("refused faults leave daemon.json byte-identical", () => {
@@ -119,3 +194,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
     }
   });
 });
+
+function seconds(result: { summary: { startTime: Date; endTime: Date } }): string {
+  return ((new Date(result.summary.endTime).getTime() - new Date(result.summary.startTime).getTime()) / 1000).toFixed(1);
+}
