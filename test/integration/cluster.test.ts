@@ -124,7 +124,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
   it("with sshd stopped on worker-a, preview --refresh FAILS naming the host and plans nothing; with sshd back it is clean", async () => {
     const host = plan.hosts.find((h) => h.name === "worker-a")!;
     const sshd = async (action: "stop" | "start") => {
-      const r = await run(["docker", "exec", host.container, "systemctl", action, "ssh.socket", "ssh.service"], { timeoutMs: 60_000 });
+      const r = await run(["docker", "exec", host.container, "systemctl", action, "ssh.service"], { timeoutMs: 60_000 });
       expect(r.code, r.stderr).toBe(0);
     };
     await sshd("stop");
