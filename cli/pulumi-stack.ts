@@ -81,3 +81,55 @@ export function pulumiStderr(err: unknown): string {
   const m = /\n stderr: ([\s\S]*?)\n err\?: /.exec(message);
   return (m ? m[1] : message).trim();
 }
+
+/** What an operation gets from the command line (the Automation API's option names). */
+export interface OperationArgs {
+  refresh: boolean;
+  diff: boolean;
+  expectNoChanges: boolean;
+  target: string[];
+  replace: string[];
+  exclude: string[];
+  targetDependents: boolean;
+  excludeDependents: boolean;
+  parallel?: number;
+  message?: string;
+}
+
+export interface OperationIo {
+  onOutput(text: string): void;
+  onError(text: string): void;
+  color: "always" | "never";
+}
+
+/** Runs `up`, `preview` or `down` (destroy) the CLI's way; resolves to the stack outputs after `up`. */
+export async function runOperation(open: OpenStack, op: "up" | "preview" | "down", args: OperationArgs, io: OperationIo): Promise<Record<string, unknown> | undefined> {
+  const common = {
+    configFile: open.configFile,
+    color: io.color,
+    onOutput: io.onOutput,
+    onError: io.onError,
+    target: args.target,
+    exclude: args.exclude,
+    targetDependents: args.targetDependents,
+    excludeDependents: args.excludeDependents,
+    parallel: args.parallel,
+    message: args.message,
+    refresh: args.refresh,
+    diff: args.diff,
+  };
+  // After up and destroy the Automation API reads the summary with `stack history`, with --show-secrets
+  // unless told otherwise; that command has no --config-file, so it would load the TRACKED stack file,
+  // take the salt from the state and save it there. Without secrets it loads no secrets manager at all.
+  const noSecrets = { showSecrets: false };
+  if (op === "up") {
+    const result = await open.stack.up({ ...common, ...noSecrets, replace: args.replace, expectNoChanges: args.expectNoChanges });
+    return Object.fromEntries(Object.entries(result.outputs).map(([k, v]) => [k, v.value]));
+  }
+  if (op === "preview") {
+    await open.stack.preview({ ...common, replace: args.replace, expectNoChanges: args.expectNoChanges });
+    return undefined;
+  }
+  await open.stack.destroy({ ...common, ...noSecrets });
+  return undefined;
+}

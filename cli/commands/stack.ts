@@ -4,25 +4,16 @@
 // terminal; a failed operation exits non-zero. On the `local` stack `up` first starts the simulated
 // cluster; `down` leaves the cluster running (`sim down` ends it).
 import { resolve } from "node:path";
+import type { OperationArgs } from "../pulumi-stack";
 import type { Command } from "./index";
 
 const root = resolve(__dirname, "..", "..");
 
 type Op = "up" | "preview" | "down";
 
-/** What an operation gets from the command line; the Automation API's option names. */
-export interface StackArgs {
+/** What an operation gets from the command line. */
+export interface StackArgs extends OperationArgs {
   stack: string;
-  refresh: boolean;
-  diff: boolean;
-  expectNoChanges: boolean;
-  target: string[];
-  replace: string[];
-  exclude: string[];
-  targetDependents: boolean;
-  excludeDependents: boolean;
-  parallel?: number;
-  message?: string;
 }
 
 const FLAGS: Record<string, { ops: Op[]; value?: true; help: string }> = {
@@ -132,40 +123,25 @@ function op(name: Op, summary: string): Command {
         return 2;
       }
       // Loaded here, not at the top: the other commands must not need the Pulumi SDK or the sim code.
-      const { openStack } = await import("../pulumi-stack");
+      const { openStack, runOperation } = await import("../pulumi-stack");
       if (name === "up" && parsed.stack === "local") {
         const { simUp } = await import("../../sim/cluster");
         await simUp({ root });
       }
-      const { stack, configFile } = await openStack(root, parsed.stack);
-      const common = {
-        configFile,
+      const open = await openStack(root, parsed.stack);
+      const io = {
         color: process.stdout.isTTY ? ("always" as const) : ("never" as const),
         onOutput: (s: string) => void process.stdout.write(s),
         onError: (s: string) => void process.stderr.write(s),
-        target: parsed.target,
-        exclude: parsed.exclude,
-        targetDependents: parsed.targetDependents,
-        excludeDependents: parsed.excludeDependents,
-        parallel: parsed.parallel,
-        message: parsed.message,
-        refresh: parsed.refresh,
-        diff: parsed.diff,
       };
       // Ctrl-C reaches pulumi through the terminal's process group and it stops gracefully; this
       // process must stay to relay its output (a second Ctrl-C makes pulumi stop at once).
       const onSigint = () => console.error("\nreprobench: waiting for pulumi to stop (Ctrl-C again forces it)");
       process.on("SIGINT", onSigint);
       try {
-        if (name === "up") {
-          const result = await stack.up({ ...common, replace: parsed.replace, expectNoChanges: parsed.expectNoChanges });
-          const where = runLocation(parsed.stack, Object.fromEntries(Object.entries(result.outputs).map(([k, v]) => [k, v.value])));
-          if (where) console.log(where);
-        } else if (name === "preview") {
-          await stack.preview({ ...common, replace: parsed.replace, expectNoChanges: parsed.expectNoChanges });
-        } else {
-          await stack.destroy(common);
-        }
+        const outputs = await runOperation(open, name, parsed, io);
+        const where = outputs && runLocation(parsed.stack, outputs);
+        if (where) console.log(where);
         return 0;
       } catch (err) {
         // Pulumi's own output (already streamed) says why; only name the failure and pulumi's exit code.

@@ -1,6 +1,7 @@
 // What `reprobench up|preview|down` do to the stack files, through the real engine: they open the stack
-// with cli/pulumi-stack.ts (Automation API, --config-file on a per-checkout copy), so `stack init` and
-// operations leave the tracked Pulumi.<stack>.yaml byte for byte as it was, the next operation reads the
+// with cli/pulumi-stack.ts (Automation API, --config-file on a per-checkout copy), so `stack init`,
+// previews and destroys (whose summary the Automation API reads with a `stack history` that knows no
+// --config-file) leave the tracked Pulumi.<stack>.yaml byte for byte as it was, the next operation reads the
 // salt back from the state (no "incorrect passphrase"), and a user's own `pulumi config set` edits the
 // tracked file as asked and is used by the next operation. Runs on a project copy with its own backend;
 // the a100 stack's preview (seed 000's cluster, placeholder hosts) contacts no host.
@@ -8,20 +9,23 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStack } from "../../cli/pulumi-stack";
+import { type OperationArgs, openStack, runOperation } from "../../cli/pulumi-stack";
 import { repoRoot, type TestProject, testProject } from "../helpers/project";
 
 let project: TestProject;
 const trackedPath = () => join(project.dir, "Pulumi.a100.yaml");
 const tracked = () => readFileSync(trackedPath(), "utf8");
 
-/** A preview the way the CLI runs it; returns its output. */
-async function cliPreview(): Promise<string> {
-  const { stack, configFile } = await openStack(project.dir, "a100", project.env);
+const NO_ARGS: OperationArgs = { refresh: false, diff: true, expectNoChanges: false, target: [], replace: [], exclude: [], targetDependents: false, excludeDependents: false };
+
+/** An operation the way the CLI runs it; returns its output. */
+async function cli(op: "preview" | "down"): Promise<string> {
+  const open = await openStack(project.dir, "a100", project.env);
   const out: string[] = [];
-  await stack.preview({ configFile, diff: true, onOutput: (o) => out.push(o) });
+  await runOperation(open, op, NO_ARGS, { color: "never", onOutput: (o) => out.push(o), onError: (o) => out.push(o) });
   return out.join("");
 }
+const cliPreview = () => cli("preview");
 
 /** `pulumi` by hand in the project, as a user with scripts/env.sh sourced would run it. */
 const pulumi = (args: string[]) => execFileSync("pulumi", args, { cwd: project.dir, env: { ...process.env, ...project.env }, encoding: "utf8" });
@@ -49,6 +53,13 @@ describe("the CLI's stack operations and the tracked stack file", () => {
     expect(before).not.toContain("encryptionsalt");
     const output = await cliPreview();
     expect(output).not.toMatch(/incorrect passphrase|error:/);
+    expect(tracked()).toBe(before);
+  });
+
+  it("down (destroy), whose summary the Automation API reads with `stack history`, writes nothing into it either", async () => {
+    const before = tracked();
+    const output = await cli("down");
+    expect(output).toMatch(/Resources:|The resources in the stack have been deleted/);
     expect(tracked()).toBe(before);
   });
 
