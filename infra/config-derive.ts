@@ -3,7 +3,7 @@
 import type { Host, HostRole, ReprobenchConfig, SglangConfig } from "./config-schema";
 import { LAUNCHERS } from "./config-schema";
 
-import { type RouterSettings, routerCommand as routerCommandFor } from "../components/sglang-router";
+import { type RouterSettings, routerCommand as routerCommandFor } from "../components/router-spec";
 
 export { serverCommand, sglangCommand, vllmCommand } from "../components/model-server";
 
