@@ -95,6 +95,9 @@ const provider: pulumi.dynamic.ResourceProvider = {
   },
 };
 
+/** The provider itself, exported for tests (its read/diff semantics are tested without Pulumi). */
+export const checkedCommandProvider = provider;
+
 /** Returns a function that runs a bash script on the state's host; rejects with the stderr tail. */
 function sshRunner(): (s: Pick<State, "connection" | "environment" | "timeoutSeconds">, script: string) => Promise<string> {
   /* eslint-disable @typescript-eslint/no-require-imports -- see the note on `provider` */

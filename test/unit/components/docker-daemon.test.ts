@@ -9,7 +9,7 @@ import { bashCommand, envPrelude, scriptWithEnv } from "../../../components/host
 
 const REPO = resolve(__dirname, "../../..");
 
-function stack(name: "prod" | "local", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
+function stack(name: "a100" | "local", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
   const raw = readStackFile(join(REPO, `Pulumi.${name}.yaml`));
   edit?.(raw);
   const result = parseConfig(raw, { requireSecrets: false });
@@ -17,12 +17,12 @@ function stack(name: "prod" | "local", edit?: (raw: Record<string, unknown>) => 
   return result.config;
 }
 
-const docker = (name: "prod" | "local", extra: Record<string, unknown> = {}) =>
+const docker = (name: "a100" | "local", extra: Record<string, unknown> = {}) =>
   stack(name, (raw) => (raw.docker = { ...(raw.docker as object), ...extra })).docker;
 
 describe("poolCapacity", () => {
-  it("seed 000's 172.18.0.0/15 cut into /24s gives 512 networks (the prod default)", () => {
-    const pools = docker("prod").addressPools;
+  it("seed 000's 172.18.0.0/15 cut into /24s gives 512 networks (the default, a100)", () => {
+    const pools = docker("a100").addressPools;
     expect(pools).toEqual([{ base: "172.18.0.0/15", size: 24 }]);
     expect(poolCapacity(pools)).toBe(512);
   });
@@ -35,7 +35,7 @@ describe("poolCapacity", () => {
   });
 
   it("covers run.nConcurrentTrials on both committed stacks", () => {
-    for (const name of ["prod", "local"] as const) {
+    for (const name of ["a100", "local"] as const) {
       const c = stack(name);
       expect(poolCapacity(c.docker.addressPools)).toBeGreaterThanOrEqual(c.run.nConcurrentTrials);
     }
@@ -44,7 +44,7 @@ describe("poolCapacity", () => {
 
 describe("poolProblems", () => {
   it("finds nothing wrong with the committed stacks' pools", () => {
-    expect(poolProblems(docker("prod").addressPools)).toEqual([]);
+    expect(poolProblems(docker("a100").addressPools)).toEqual([]);
     expect(poolProblems(docker("local").addressPools)).toEqual([]);
   });
 
@@ -95,8 +95,8 @@ describe("poolProblems", () => {
 });
 
 describe("daemonScriptEnv", () => {
-  it("prod: seed 000's pool, restart only when idle, 64 test networks, the standard daemon.json", () => {
-    const env = daemonScriptEnv(docker("prod"));
+  it("a100: seed 000's pool, restart only when idle, 64 test networks, the standard daemon.json", () => {
+    const env = daemonScriptEnv(docker("a100"));
     expect(JSON.parse(env.POOLS_JSON)).toEqual([{ base: "172.18.0.0/15", size: 24 }]);
     expect(env).toMatchObject({
       FORCE_RESTART: "0",
@@ -115,7 +115,7 @@ describe("daemonScriptEnv", () => {
 
   it("follows forceRestart, restartPolicy, daemonConfigPath and every pool in order", () => {
     const env = daemonScriptEnv(
-      docker("prod", {
+      docker("a100", {
         forceRestart: true,
         restartPolicy: "never",
         daemonConfigPath: "/etc/docker/custom.json",
@@ -131,7 +131,7 @@ describe("daemonScriptEnv", () => {
   });
 
   it("POOLS_JSON carries exactly base and size (the daemon.json default-address-pools keys)", () => {
-    const pools = JSON.parse(daemonScriptEnv(docker("prod")).POOLS_JSON) as Record<string, unknown>[];
+    const pools = JSON.parse(daemonScriptEnv(docker("a100")).POOLS_JSON) as Record<string, unknown>[];
     for (const pool of pools) expect(Object.keys(pool).sort()).toEqual(["base", "size"]);
     expect(typeof pools[0].size).toBe("number");
   });
@@ -139,7 +139,7 @@ describe("daemonScriptEnv", () => {
 
 describe("the create command (bashCommand over daemonScriptEnv)", () => {
   it("a login shell parses it back into exactly prelude + docker-daemon.sh, inputs intact", () => {
-    const env = daemonScriptEnv(docker("prod", { addressPools: [{ base: "172.18.0.0/15", size: 24 }, { base: "10.210.0.0/16", size: 26 }] }));
+    const env = daemonScriptEnv(docker("a100", { addressPools: [{ base: "172.18.0.0/15", size: 24 }, { base: "10.210.0.0/16", size: 26 }] }));
     const command = bashCommand("docker-daemon", env);
     // printf in place of bash shows the argv the remote shell builds, without running the script.
     const argv = spawnSync("sh", ["-c", command.replace(/^bash -c /, "printf '%s\\0' ")], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -150,7 +150,7 @@ describe("the create command (bashCommand over daemonScriptEnv)", () => {
   });
 
   it("supplies every input docker-daemon.sh insists on", () => {
-    const env = daemonScriptEnv(docker("prod"));
+    const env = daemonScriptEnv(docker("a100"));
     const script = scriptWithEnv("docker-daemon", env);
     const required = [...script.matchAll(/\$\{([A-Z_][A-Z0-9_]*):\?\}/g)].map((m) => m[1]);
     expect(required.length).toBeGreaterThan(0);

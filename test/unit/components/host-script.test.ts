@@ -51,7 +51,7 @@ function envAfterPrelude(prelude: string): Record<string, string> {
 function stubDocker(): { pathDir: string; log: string } {
   const pathDir = mkdtempSync(join(scratch, "bin-"));
   const log = join(pathDir, "docker.argv");
-  writeFileSync(join(pathDir, "docker"), `#!/usr/bin/env bash\nprintf '%s\\0' "$@" >>${shellQuote(log)}\necho "spec-from-stub running=true id=0123456789ab"\n`);
+  writeFileSync(join(pathDir, "docker"), `#!/usr/bin/env bash\nprintf '%s\\0' "$@" >>${shellQuote(log)}\necho "id=0123456789ab running=true started=stub"\n`);
   chmodSync(join(pathDir, "docker"), 0o755);
   return { pathDir, log };
 }
@@ -109,7 +109,7 @@ describe("envPrelude", () => {
 
 describe("hostScript", () => {
   it("reads components/scripts/<name>.sh verbatim", () => {
-    expect(hostScript("container-check")).toBe(readFileSync(join(REPO, "components/scripts/container-check.sh"), "utf8"));
+    expect(hostScript("container-started")).toBe(readFileSync(join(REPO, "components/scripts/container-started.sh"), "utf8"));
   });
 
   it("names the missing script in the error", () => {
@@ -120,43 +120,43 @@ describe("hostScript", () => {
 describe("bashCommand", () => {
   it("is `bash -c <prelude + script> <name>` once a shell parses it", () => {
     const env = { CONTAINER_NAME: TRICKY.SINGLE, OTHER: TRICKY.NEWLINES };
-    const command = bashCommand("container-check", env);
+    const command = bashCommand("container-started", env);
     expect(command.startsWith("bash -c '")).toBe(true);
-    expect(command.endsWith(" container-check")).toBe(true);
+    expect(command.endsWith(" container-started")).toBe(true);
     // Replace the interpreter by printf to see exactly which argv the shell builds from the command line.
     const result = spawnSync("sh", ["-c", command.replace(/^bash -c /, "printf '%s\\0' ")], { encoding: "utf8", stdio: NO_STDIN });
     expect(result.status).toBe(0);
-    expect(result.stdout.split("\0")).toEqual([scriptWithEnv("container-check", env), "container-check", ""]);
+    expect(result.stdout.split("\0")).toEqual([scriptWithEnv("container-started", env), "container-started", ""]);
   });
 
   it("runs the real script with every tricky input delivered intact (docker stubbed)", () => {
     const { pathDir, log } = stubDocker();
     for (const value of [TRICKY.SINGLE, TRICKY.DOLLAR, TRICKY.BACKTICK, TRICKY.NEWLINES, TRICKY.UNICODE, TRICKY.OPERATORS]) {
       rmSync(log, { force: true });
-      const result = spawnSync("sh", ["-c", bashCommand("container-check", { CONTAINER_NAME: value })], {
+      const result = spawnSync("sh", ["-c", bashCommand("container-started", { CONTAINER_NAME: value })], {
         env: { PATH: `${pathDir}:${process.env.PATH}` },
         encoding: "utf8",
         stdio: NO_STDIN,
       });
       expect(result.stderr).toBe("");
       expect(result.status).toBe(0);
-      expect(result.stdout).toBe("spec-from-stub running=true id=0123456789ab\n");
+      expect(result.stdout).toBe("id=0123456789ab running=true started=stub\n");
       const argv = readFileSync(log, "utf8").split("\0");
-      expect(argv[argv.length - 2]).toBe(value); // container-check.sh passes "$CONTAINER_NAME" last
+      expect(argv[argv.length - 2]).toBe(value); // container-started.sh passes "$CONTAINER_NAME" last
     }
     expect(existsSync(join(scratch, "pwned-backtick"))).toBe(false);
   });
 
   it("refuses a bad variable name before building anything", () => {
-    expect(() => bashCommand("container-check", { "BAD-NAME": "x" })).toThrow(/"BAD-NAME"/);
+    expect(() => bashCommand("container-started", { "BAD-NAME": "x" })).toThrow(/"BAD-NAME"/);
   });
 });
 
 describe("scriptWithEnv", () => {
   it("is the prelude, a newline, then the script text unchanged", () => {
     const env = { CONTAINER_NAME: "qwen38-worker-a" };
-    const text = scriptWithEnv("container-check", env);
-    expect(text).toBe(`${envPrelude(env)}\n${hostScript("container-check")}`);
+    const text = scriptWithEnv("container-started", env);
+    expect(text).toBe(`${envPrelude(env)}\n${hostScript("container-started")}`);
     expect(text.split("\n")[0]).toBe("export CONTAINER_NAME=qwen38-worker-a");
   });
 
@@ -164,7 +164,7 @@ describe("scriptWithEnv", () => {
     const { pathDir, log } = stubDocker();
     const value = TRICKY.NEWLINES + TRICKY.DOUBLE;
     const result = spawnSync("bash", ["-s"], {
-      input: scriptWithEnv("container-check", { CONTAINER_NAME: value }),
+      input: scriptWithEnv("container-started", { CONTAINER_NAME: value }),
       env: { PATH: `${pathDir}:${process.env.PATH}` },
       encoding: "utf8",
     });
@@ -174,7 +174,7 @@ describe("scriptWithEnv", () => {
   });
 
   it("lets the script's own `: ${VAR:?}` guard fail when an input is missing", () => {
-    const result = spawnSync("bash", ["-s"], { input: scriptWithEnv("container-check", {}), env: { PATH: process.env.PATH }, encoding: "utf8" });
+    const result = spawnSync("bash", ["-s"], { input: scriptWithEnv("container-started", {}), env: { PATH: process.env.PATH }, encoding: "utf8" });
     expect(result.status).not.toBe(0);
     expect(result.stderr).toMatch(/CONTAINER_NAME/);
   });

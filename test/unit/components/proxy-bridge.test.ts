@@ -4,17 +4,23 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../infra/config";
 import { envPrelude, hostScript } from "../../../components/host-script";
-import { PROXY_BRIDGE_UNIT, bridgeScriptEnv, upstreamEndpoint } from "../../../components/proxy-bridge";
+import { type BridgeSettings, PROXY_BRIDGE_UNIT, bridgeScriptEnv, upstreamEndpoint } from "../../../components/proxy-bridge";
 
 const REPO = resolve(__dirname, "../../..");
 
-function stack(name: "prod" | "local", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
+function stack(name: "a100" | "local", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
   const raw = readStackFile(join(REPO, `Pulumi.${name}.yaml`));
   edit?.(raw);
   const result = parseConfig(raw, { requireSecrets: false });
   if (!result.ok) throw new Error(`Pulumi.${name}.yaml: ${formatProblems(result.problems)}`);
   return result.config;
 }
+
+/** The bridge's settings from a stack config, as infra/cluster-program.ts passes them to ProxyBridge. */
+function bridgeSettings(c: ReprobenchConfig): BridgeSettings {
+  return { bridgePort: c.proxy.bridgePort, containerHost: c.proxy.containerHost, checkImage: c.toolBundle.canaryImage, checkUrl: c.proxy.checkUrl };
+}
+const a100 = () => bridgeSettings(stack("a100"));
 
 const USER = "alice-proxy-user";
 const PASSWORD = "s3cr3t-P@ss:word/with?odd#chars";
@@ -67,8 +73,8 @@ describe("upstreamEndpoint", () => {
 });
 
 describe("bridgeScriptEnv", () => {
-  it("prod (upstream set with --secret): the seed's ports and check", () => {
-    const env = bridgeScriptEnv(stack("prod"), "http://proxy.internal:3128");
+  it("a100 (upstream set with --secret): the seed's ports and check", () => {
+    const env = bridgeScriptEnv(a100(), "http://proxy.internal:3128");
     expect(env).toEqual({
       UNIT: PROXY_BRIDGE_UNIT,
       BRIDGE_PORT: "27891", // seed PROXY_BRIDGE_PORT (line 415)
@@ -81,29 +87,29 @@ describe("bridgeScriptEnv", () => {
   });
 
   it("a credentialed upstream never reaches the env or a rendered script", () => {
-    expect(() => bridgeScriptEnv(stack("prod"), CREDENTIALED)).toThrow(/carries credentials/);
+    expect(() => bridgeScriptEnv(a100(), CREDENTIALED)).toThrow(/carries credentials/);
   });
 
   it("a query or path on the upstream URL does not leak either", () => {
-    const env = bridgeScriptEnv(stack("prod"), "http://proxy.internal:3128/?token=tok-123456");
+    const env = bridgeScriptEnv(a100(), "http://proxy.internal:3128/?token=tok-123456");
     expect(JSON.stringify(env)).not.toContain("tok-123456");
     expect(env.UPSTREAM_HOST).toBe("proxy.internal");
   });
 
   it("local: the committed loopback proxy (127.0.0.1:27890, seed line 421)", () => {
     const c = stack("local");
-    const env = bridgeScriptEnv(c, c.proxyUpstream!);
+    const env = bridgeScriptEnv(bridgeSettings(c), c.proxyUpstream!);
     expect(env.UPSTREAM_HOST).toBe("127.0.0.1");
     expect(env.UPSTREAM_PORT).toBe("27890");
   });
 
-  it("follows proxy.bridgePort, containerHost, checkUrl and toolBundle.canaryImage", () => {
-    const c = stack("prod", (raw) => {
-      raw.proxy = { bridgePort: 28000, containerHost: "gateway.local", checkUrl: "https://example.org/ok" };
-      raw.toolBundle = { canaryImage: "registry.local/canary:1" };
-    });
-    expect(bridgeScriptEnv(c, "http://127.0.0.1:27890")).toMatchObject({
+  it("follows its settings: bridge port, container host, check URL and check image", () => {
+    const settings: BridgeSettings = { bridgePort: 28000, containerHost: "gateway.local", checkUrl: "https://example.org/ok", checkImage: "registry.local/canary:1" };
+    expect(bridgeScriptEnv(settings, "http://127.0.0.1:27890")).toEqual({
+      UNIT: PROXY_BRIDGE_UNIT,
       BRIDGE_PORT: "28000",
+      UPSTREAM_HOST: "127.0.0.1",
+      UPSTREAM_PORT: "27890",
       CONTAINER_HOST: "gateway.local",
       CHECK_URL: "https://example.org/ok",
       CHECK_IMAGE: "registry.local/canary:1",
@@ -111,11 +117,11 @@ describe("bridgeScriptEnv", () => {
   });
 
   it("every input is exportable by the host-script prelude", () => {
-    expect(() => envPrelude(bridgeScriptEnv(stack("prod"), "http://proxy.internal:3128"))).not.toThrow();
+    expect(() => envPrelude(bridgeScriptEnv(a100(), "http://proxy.internal:3128"))).not.toThrow();
   });
 
   it("a bad upstream URL fails with the proxyUpstream message", () => {
-    expect(() => bridgeScriptEnv(stack("prod"), "::::")).toThrow("reprobench:proxyUpstream: expected a URL");
+    expect(() => bridgeScriptEnv(a100(), "::::")).toThrow("reprobench:proxyUpstream: expected a URL");
   });
 });
 
@@ -126,7 +132,7 @@ function requiredInputs(script: string): string[] {
 
 describe("bridgeScriptEnv against proxy-bridge.sh", () => {
   it("supplies every input the script insists on (no secret needed at all)", () => {
-    const env = bridgeScriptEnv(stack("prod"), "http://proxy.internal:3128");
+    const env = bridgeScriptEnv(a100(), "http://proxy.internal:3128");
     const required = requiredInputs("proxy-bridge");
     expect(required.length).toBeGreaterThan(0);
     expect(required.filter((name) => !(name in env))).toEqual([]);

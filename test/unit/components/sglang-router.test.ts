@@ -1,15 +1,18 @@
 // The router's pure parts, built from the committed stack files: seed 000's docker options and
 // launch_router argv (lines 585–620), every DP rank it must list, and ONE --worker-urls with every URL
-// (sglang-router 0.3.2 keeps only the last list when the flag repeats).
+// (sglang-router 0.3.2 keeps only the last list when the flag repeats). The router gets each worker's URL
+// and DP size from SglangWorker (url, dpSize = the worker's resolved settings); `workersOf` builds the same.
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../infra/config";
+import { type ReprobenchConfig, formatProblems, hostsWithRole, parseConfig, readStackFile, routerCommand, routerSettings, workerSettings } from "../../../infra/config";
 import { envPrelude, hostScript } from "../../../components/host-script";
-import { expectedRouterWorkers, routerDockerArgs, routerLocalUrl, routerScriptEnv } from "../../../components/sglang-router";
+import { MANAGED_LABEL, ROLE_LABEL, apiKeyEntrypoint } from "../../../components/container-spec";
+import { type RouterWorker, expectedRouterWorkers, routerContainerSpec, routerGateEnv, routerLocalUrl } from "../../../components/sglang-router";
+import { execArgv } from "../../helpers/entrypoint";
 
 const REPO = resolve(__dirname, "../../..");
 
-function stack(name: "prod" | "local", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
+function stack(name: "a100" | "local", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
   const raw = readStackFile(join(REPO, `Pulumi.${name}.yaml`));
   edit?.(raw);
   const result = parseConfig(raw, { requireSecrets: false });
@@ -20,9 +23,9 @@ function stack(name: "prod" | "local", edit?: (raw: Record<string, unknown>) => 
 const merge = (raw: Record<string, unknown>, key: string, value: Record<string, unknown>) =>
   (raw[key] = { ...((raw[key] as object | undefined) ?? {}), ...value });
 
-/** prod plus a third worker host (worker-c, 10.0.0.13). */
-function prodWithWorkerC(edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
-  return stack("prod", (raw) => {
+/** a100 plus a third worker host (worker-c, 10.0.0.13). */
+function a100WithWorkerC(edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
+  return stack("a100", (raw) => {
     const hosts = raw.hosts as Record<string, unknown>[];
     raw.hosts = [
       ...hosts,
@@ -32,12 +35,18 @@ function prodWithWorkerC(edit?: (raw: Record<string, unknown>) => void): Reprobe
   });
 }
 
-function pairs(args: string[]): string[][] {
-  expect(args.length % 2).toBe(0);
-  const out: string[][] = [];
-  for (let i = 0; i < args.length; i += 2) out.push([args[i], args[i + 1]]);
-  return out.sort((a, b) => a.join(" ").localeCompare(b.join(" ")));
+/** The workers as the router sees them (SglangWorker.url and .dpSize), in host order. */
+function workersOf(c: ReprobenchConfig): RouterWorker[] {
+  return hostsWithRole(c, "worker").map((h) => {
+    const s = workerSettings(c, h.name);
+    return { url: s.url, dpSize: s.dp };
+  });
 }
+
+/** The router's container spec for a config, as SglangRouter builds it. */
+const specOf = (c: ReprobenchConfig) => routerContainerSpec(routerSettings(c), workersOf(c).map((w) => w.url));
+const gateOf = (c: ReprobenchConfig) => routerGateEnv(routerSettings(c), workersOf(c));
+const expectedOf = (c: ReprobenchConfig) => expectedRouterWorkers(routerSettings(c).dpAware, workersOf(c));
 
 /** argv after the launcher → flag → values (a flag may take several values, e.g. --worker-urls). */
 function flags(argv: string[]): Map<string, string[]> {
@@ -57,36 +66,54 @@ function flags(argv: string[]): Map<string, string[]> {
 }
 
 const LAUNCHER = ["python3", "-m", "sglang_router.launch_router"];
-const PROD_MODEL = "/var/lib/reprobench/models/Qwen3.8-27B";
+const A100_MODEL = "/var/lib/reprobench/models/Qwen3.8-27B";
 
-describe("routerDockerArgs", () => {
-  it("prod: seed 000 lines 591–597 (host network, nofile 65536:65536, HOME=/tmp, model read-only) + stop 180 s (line 795)", () => {
-    expect(pairs(routerDockerArgs(stack("prod")))).toEqual(pairs([
-      "--network", "host",
-      "--ulimit", "nofile=65536:65536",
-      "--env", "HOME=/tmp",
-      "--volume", `${PROD_MODEL}:/models/Qwen3.8-27B:ro`,
-      "--stop-timeout", "180",
-    ]));
+describe("routerContainerSpec", () => {
+  it("a100: seed 000 lines 591–597 (host network, nofile 65536:65536, HOME=/tmp, model read-only) + stop 180 s (line 795)", () => {
+    const spec = specOf(stack("a100"));
+    expect({ ...spec, command: undefined }).toEqual({
+      name: "qwen38-global-router",
+      command: undefined,
+      networkMode: "host",
+      ulimits: [{ name: "nofile", soft: 65536, hard: 65536 }],
+      envs: ["HOME=/tmp"],
+      volumes: [{ hostPath: A100_MODEL, containerPath: "/models/Qwen3.8-27B", readOnly: true }],
+      labels: [
+        { label: MANAGED_LABEL, value: "1" },
+        { label: ROLE_LABEL, value: "router" },
+      ],
+      stopTimeout: 180,
+    });
+    // No GPUs, no ipc mode, no shm size: the router needs none.
+    expect(spec).not.toHaveProperty("gpus");
+    expect(spec).not.toHaveProperty("ipcMode");
   });
 
   it("mountModel: false drops the volume; the mount follows sglang.modelPath/modelMountPath", () => {
-    expect(routerDockerArgs(stack("prod", (raw) => merge(raw, "router", { mountModel: false })))).not.toContain("--volume");
-    const local = routerDockerArgs(stack("local"));
-    expect(local[local.indexOf("--volume") + 1]).toBe("/var/lib/reprobench/models/sim-placeholder:/models/Qwen3.8-27B:ro");
+    expect(specOf(stack("a100", (raw) => merge(raw, "router", { mountModel: false }))).volumes).toEqual([]);
+    expect(specOf(stack("local")).volumes).toEqual([{ hostPath: "/var/lib/reprobench/models/sim-placeholder", containerPath: "/models/Qwen3.8-27B", readOnly: true }]);
+    expect(specOf(stack("a100", (raw) => merge(raw, "sglang", { modelPath: "/data/m", modelMountPath: "/m" }))).volumes).toEqual([{ hostPath: "/data/m", containerPath: "/m", readOnly: true }]);
   });
 
-  it("renders integer ulimits as name=value and keeps the env order", () => {
-    const c = stack("prod", (raw) => merge(raw, "router", { ulimits: { nofile: 4096, core: 0 }, env: { Z: "1", A: "2" } }));
-    const args = routerDockerArgs(c);
-    expect(args.filter((_, i) => args[i - 1] === "--ulimit")).toEqual(["nofile=4096", "core=0"]);
-    expect(args.filter((_, i) => args[i - 1] === "--env")).toEqual(["Z=1", "A=2"]);
+  it("renders integer ulimits as soft = hard and keeps the env order", () => {
+    const spec = specOf(stack("a100", (raw) => merge(raw, "router", { ulimits: { nofile: 4096, core: 0 }, env: { Z: "1", A: "2" } })));
+    expect(spec.ulimits).toEqual([
+      { name: "nofile", soft: 4096, hard: 4096 },
+      { name: "core", soft: 0, hard: 0 },
+    ]);
+    expect(spec.envs).toEqual(["Z=1", "A=2"]);
+  });
+
+  it("the argv holds no API key: the entrypoint appends --api-key from the container's environment", () => {
+    const spec = specOf(stack("a100"));
+    expect(spec.command).not.toContain("--api-key");
+    expect(execArgv(apiKeyEntrypoint(), spec.command, { REPROBENCH_API_KEY: "rk" })).toEqual([...spec.command, "--api-key", "rk"]);
   });
 });
 
 describe("expectedRouterWorkers", () => {
-  it("prod, dp-aware: 2 hosts × dp 2 = four http://ip:port@rank entries", () => {
-    expect(expectedRouterWorkers(stack("prod"))).toEqual([
+  it("a100, dp-aware: 2 hosts × dp 2 = four http://ip:port@rank entries", () => {
+    expect(expectedOf(stack("a100"))).toEqual([
       "http://10.0.0.11:30001@0",
       "http://10.0.0.11:30001@1",
       "http://10.0.0.12:30001@0",
@@ -95,7 +122,7 @@ describe("expectedRouterWorkers", () => {
   });
 
   it("local (sim): the sim hosts' private IPs", () => {
-    expect(expectedRouterWorkers(stack("local"))).toEqual([
+    expect(expectedOf(stack("local"))).toEqual([
       "http://172.31.250.11:30001@0",
       "http://172.31.250.11:30001@1",
       "http://172.31.250.12:30001@0",
@@ -104,10 +131,10 @@ describe("expectedRouterWorkers", () => {
   });
 
   it("is Σ over worker hosts of each host's own dp (per-host dp and port overrides)", () => {
-    const c = prodWithWorkerC((raw) =>
+    const c = a100WithWorkerC((raw) =>
       merge(raw, "sglang", { overrides: { "worker-b": { dp: 1, tp: 8 }, "worker-c": { port: 30101, dp: 1 } } }),
     );
-    expect(expectedRouterWorkers(c)).toEqual([
+    expect(expectedOf(c)).toEqual([
       "http://10.0.0.11:30001@0",
       "http://10.0.0.11:30001@1",
       "http://10.0.0.12:30001@0",
@@ -116,40 +143,46 @@ describe("expectedRouterWorkers", () => {
   });
 
   it("without --dp-aware: one plain URL per worker host", () => {
-    const c = prodWithWorkerC((raw) => merge(raw, "router", { dpAware: false }));
-    expect(expectedRouterWorkers(c)).toEqual(["http://10.0.0.11:30001", "http://10.0.0.12:30001", "http://10.0.0.13:30001"]);
+    const c = a100WithWorkerC((raw) => merge(raw, "router", { dpAware: false }));
+    expect(expectedOf(c)).toEqual(["http://10.0.0.11:30001", "http://10.0.0.12:30001", "http://10.0.0.13:30001"]);
+  });
+
+  it("is a function of what it is given: dp sizes as passed, no config", () => {
+    expect(expectedRouterWorkers(true, [{ url: "http://a:1", dpSize: 3 }, { url: "http://b:2", dpSize: 1 }])).toEqual(["http://a:1@0", "http://a:1@1", "http://a:1@2", "http://b:2@0"]);
+    expect(expectedRouterWorkers(false, [{ url: "http://a:1", dpSize: 3 }])).toEqual(["http://a:1"]);
+    expect(expectedRouterWorkers(true, [])).toEqual([]);
   });
 
   it("skips hosts without the worker role", () => {
-    const c = prodWithWorkerC((raw) => {
+    const c = a100WithWorkerC((raw) => {
       const hosts = raw.hosts as Record<string, unknown>[];
       hosts[2] = { ...hosts[2], roles: ["router"] };
       hosts[1] = { ...hosts[1], roles: ["worker", "runner"] };
       merge(raw, "router", { host: "0.0.0.0" }); // the runner is now on another host
     });
-    expect(expectedRouterWorkers(c).map((u) => u.replace(/@\d+$/, ""))).toEqual([
+    expect(expectedOf(c).map((u) => u.replace(/@\d+$/, ""))).toEqual([
       "http://10.0.0.11:30001", "http://10.0.0.11:30001", "http://10.0.0.12:30001", "http://10.0.0.12:30001",
     ]);
   });
 });
 
 describe("routerLocalUrl", () => {
-  it("prod: the seed's http://127.0.0.1:30000 (line 605)", () => {
-    expect(routerLocalUrl(stack("prod"))).toBe("http://127.0.0.1:30000");
+  it("a100: the seed's http://127.0.0.1:30000 (line 605)", () => {
+    expect(routerLocalUrl(routerSettings(stack("a100")))).toBe("http://127.0.0.1:30000");
   });
 
   it("0.0.0.0 is reached over loopback; a specific bind address is used as is", () => {
-    expect(routerLocalUrl(stack("prod", (raw) => merge(raw, "router", { host: "0.0.0.0", port: 31000 })))).toBe("http://127.0.0.1:31000");
-    expect(routerLocalUrl(stack("prod", (raw) => merge(raw, "router", { host: "10.0.0.12" })))).toBe("http://10.0.0.12:30000");
+    expect(routerLocalUrl(routerSettings(stack("a100", (raw) => merge(raw, "router", { host: "0.0.0.0", port: 31000 }))))).toBe("http://127.0.0.1:31000");
+    expect(routerLocalUrl(routerSettings(stack("a100", (raw) => merge(raw, "router", { host: "10.0.0.12" }))))).toBe("http://10.0.0.12:30000");
   });
 });
 
-describe("routerScriptEnv", () => {
-  const prod = stack("prod");
+describe("the router's argv (routerContainerSpec().command, infra routerCommand)", () => {
+  const a100 = stack("a100");
 
-  it("prod: seed 000's launch_router argv (lines 599–609) with ONE --worker-urls followed by every worker URL", () => {
-    const env = routerScriptEnv(prod);
-    const argv = JSON.parse(env.COMMAND_JSON) as string[];
+  it("a100: seed 000's launch_router argv (lines 599–609) with ONE --worker-urls followed by every worker URL", () => {
+    const argv = specOf(a100).command;
+    expect(routerCommand(a100)).toEqual(argv);
     expect(argv.slice(0, 3)).toEqual(LAUNCHER);
     expect(argv.filter((a) => a === "--worker-urls")).toHaveLength(1);
     const f = flags(argv.slice(3));
@@ -171,46 +204,73 @@ describe("routerScriptEnv", () => {
   });
 
   it("three workers: still one --worker-urls, with all three URLs, in host order", () => {
-    const argv = JSON.parse(routerScriptEnv(prodWithWorkerC()).COMMAND_JSON) as string[];
+    const argv = routerCommand(a100WithWorkerC());
     expect(argv.filter((a) => a === "--worker-urls")).toHaveLength(1);
     expect(flags(argv.slice(3)).get("--worker-urls")).toEqual(["http://10.0.0.11:30001", "http://10.0.0.12:30001", "http://10.0.0.13:30001"]);
   });
 
-  it("prod: the gate's inputs", () => {
-    const env = routerScriptEnv(prod);
-    expect(env.CONTAINER_NAME).toBe("qwen38-global-router");
-    expect(env.IMAGE).toBe("lmsysorg/sglang:latest-runtime"); // the seed runs the router in the SGLang image
-    expect(env.CONTAINER_USER).toBe("ssh-user");
-    expect(env.ROUTER_URL).toBe("http://127.0.0.1:30000");
-    expect(JSON.parse(env.EXPECTED_WORKERS)).toEqual(expectedRouterWorkers(prod));
-    expect(env.SERVED_MODEL_NAME).toBe("Qwen/Qwen3.8-27B");
-    expect(env.READY_TIMEOUT_SECONDS).toBe(String(1800 + 120));
-    expect(JSON.parse(env.DOCKER_ARGS_JSON)).toEqual(routerDockerArgs(prod));
-    expect(env.SPEC).toMatch(/^[0-9a-f]{16}$/);
-    expect(Object.keys(env)).not.toContain("API_KEY");
+  it("without --dp-aware the flag is absent", () => {
+    expect(routerCommand(stack("a100", (raw) => merge(raw, "router", { dpAware: false })))).not.toContain("--dp-aware");
+  });
+
+  it("router.extraArgs come last", () => {
+    const argv = routerCommand(stack("a100", (raw) => merge(raw, "router", { extraArgs: ["--log-level", "debug"] })));
+    expect(argv.slice(-2)).toEqual(["--log-level", "debug"]);
+  });
+});
+
+describe("routerGateEnv", () => {
+  const a100 = stack("a100");
+
+  it("a100: the gate's inputs", () => {
+    const env = gateOf(a100);
+    expect(env).toEqual({
+      CONTAINER_NAME: "qwen38-global-router",
+      ROUTER_URL: "http://127.0.0.1:30000",
+      PROBE_URL: "http://127.0.0.1:30000",
+      PROBE_NAME: "sglang-router[qwen38-global-router]",
+      EXPECTED_WORKERS: JSON.stringify(expectedOf(a100)),
+      SERVED_MODEL_NAME: "Qwen/Qwen3.8-27B",
+      MODEL_LISTED: "1",
+      READY_TIMEOUT_SECONDS: String(1800 + 120),
+    });
     expect(() => envPrelude(env)).not.toThrow();
   });
 
-  it("without --dp-aware the flag is absent and EXPECTED_WORKERS has no ranks", () => {
-    const env = routerScriptEnv(stack("prod", (raw) => merge(raw, "router", { dpAware: false })));
-    expect(JSON.parse(env.COMMAND_JSON)).not.toContain("--dp-aware");
-    expect(JSON.parse(env.EXPECTED_WORKERS)).toEqual(["http://10.0.0.11:30001", "http://10.0.0.12:30001"]);
+  it("without --dp-aware EXPECTED_WORKERS has no ranks", () => {
+    expect(JSON.parse(gateOf(stack("a100", (raw) => merge(raw, "router", { dpAware: false }))).EXPECTED_WORKERS)).toEqual(["http://10.0.0.11:30001", "http://10.0.0.12:30001"]);
+  });
+});
+
+describe("routerSettings (image, user) and what a config change does to the router's container", () => {
+  const a100 = stack("a100");
+
+  it("a100: the router runs in the SGLang image as the SSH login (the seed's $(id -u):$(id -g))", () => {
+    const r = routerSettings(a100);
+    expect(r.image).toBe("lmsysorg/sglang:latest-runtime");
+    expect(r.user).toBe("ssh-user");
   });
 
-  it("router.image, when set, replaces the SGLang image and changes SPEC", () => {
-    const env = routerScriptEnv(stack("prod", (raw) => merge(raw, "router", { image: "lmsysorg/sglang-router:v0.3.2" })));
-    expect(env.IMAGE).toBe("lmsysorg/sglang-router:v0.3.2");
-    expect(env.SPEC).not.toBe(routerScriptEnv(prod).SPEC);
+  it("--dp-aware only when set: unset follows the engine (SGLang workers: on), false drops the flag", () => {
+    expect(routerSettings(a100).dpAware).toBe(true);
+    expect(routerCommand(a100)).toContain("--dp-aware");
+    const off = stack("a100", (raw) => merge(raw, "router", { dpAware: false }));
+    expect(routerSettings(off).dpAware).toBe(false);
+    expect(routerCommand(off)).not.toContain("--dp-aware");
+    expect(routerSettings(stack("a100", (raw) => merge(raw, "router", { mountModel: false }))).modelMount).toBeNull();
+    expect(routerSettings(a100).modelMount).toEqual({ hostPath: A100_MODEL, containerPath: "/models/Qwen3.8-27B" });
   });
 
-  it("an unset router.image follows sglang.image, and SPEC follows it too", () => {
-    const env = routerScriptEnv(stack("prod", (raw) => merge(raw, "sglang", { image: "lmsysorg/sglang:v0.5.9-runtime" })));
-    expect(env.IMAGE).toBe("lmsysorg/sglang:v0.5.9-runtime");
-    expect(env.SPEC).not.toBe(routerScriptEnv(prod).SPEC);
+  it("router.image, when set, replaces the SGLang image", () => {
+    expect(routerSettings(stack("a100", (raw) => merge(raw, "router", { image: "lmsysorg/sglang-router:v0.3.2" }))).image).toBe("lmsysorg/sglang-router:v0.3.2");
   });
 
-  it("SPEC is stable across re-parsing", () => {
-    expect(routerScriptEnv(stack("prod")).SPEC).toBe(routerScriptEnv(prod).SPEC);
+  it("an unset router.image follows sglang.image", () => {
+    expect(routerSettings(stack("a100", (raw) => merge(raw, "sglang", { image: "lmsysorg/sglang:v0.5.9-runtime" }))).image).toBe("lmsysorg/sglang:v0.5.9-runtime");
+  });
+
+  it("the spec is stable across re-parsing", () => {
+    expect(specOf(stack("a100"))).toEqual(specOf(a100));
   });
 
   it.each([
@@ -219,24 +279,31 @@ describe("routerScriptEnv", () => {
     ["router.balanceRelThreshold", { router: { balanceRelThreshold: 1.5 } }],
     ["router.port", { router: { port: 30500 } }],
     ["router.stopTimeoutSecs", { router: { stopTimeoutSecs: 60 } }],
-    ["router.user", { router: { user: "1000:1000" } }],
     ["router.env", { router: { env: { HOME: "/root" } } }],
     ["router.mountModel", { router: { mountModel: false } }],
     ["router.extraArgs", { router: { extraArgs: ["--log-level", "debug"] } }],
     ["sglang.port (every worker URL moves)", { sglang: { port: 30002 } }],
     ["sglang.modelPath (the mounted tokenizer)", { sglang: { modelPath: "/data/m" } }],
-  ] as [string, Record<string, Record<string, unknown>>][])("changing %s changes SPEC", (_what, edits) => {
-    const c = stack("prod", (raw) => Object.entries(edits).forEach(([k, v]) => merge(raw, k, v)));
-    expect(routerScriptEnv(c).SPEC).not.toBe(routerScriptEnv(prod).SPEC);
+  ] as [string, Record<string, Record<string, unknown>>][])("changing %s changes the container spec", (_what, edits) => {
+    const c = stack("a100", (raw) => Object.entries(edits).forEach(([k, v]) => merge(raw, k, v)));
+    expect(specOf(c)).not.toEqual(specOf(a100));
+  });
+
+  it("router.user is the container's user, outside the spec", () => {
+    const c = stack("a100", (raw) => merge(raw, "router", { user: "1000:1000" }));
+    expect(routerSettings(c).user).toBe("1000:1000");
+    expect(specOf(c)).toEqual(specOf(a100));
   });
 
   it.each([
     ["sglang.readyTimeoutMinutes", { sglang: { readyTimeoutMinutes: 90 } }],
     ["sglang.maxRunningRequests", { sglang: { maxRunningRequests: 4 } }],
     ["docker.verifyNetworks", { docker: { verifyNetworks: 8 } }],
-  ] as [string, Record<string, Record<string, unknown>>][])("changing %s leaves the router's SPEC alone", (_what, edits) => {
-    const c = stack("prod", (raw) => Object.entries(edits).forEach(([k, v]) => merge(raw, k, v)));
-    expect(routerScriptEnv(c).SPEC).toBe(routerScriptEnv(prod).SPEC);
+  ] as [string, Record<string, Record<string, unknown>>][])("changing %s leaves the router's container alone", (_what, edits) => {
+    const c = stack("a100", (raw) => Object.entries(edits).forEach(([k, v]) => merge(raw, k, v)));
+    expect(specOf(c)).toEqual(specOf(a100));
+    expect(routerSettings(c).image).toBe(routerSettings(a100).image);
+    expect(gateOf(c)).toEqual(gateOf(a100));
   });
 });
 
@@ -245,11 +312,11 @@ function requiredInputs(script: string): string[] {
   return [...hostScript(script).matchAll(/\$\{([A-Z_][A-Z0-9_]*):\?\}/g)].map((m) => m[1]);
 }
 
-describe("routerScriptEnv against container-run.sh + sglang-router.sh", () => {
-  it("supplies every input the script insists on, except API_KEY (sent as a secret environment)", () => {
-    const env = routerScriptEnv(stack("prod"));
-    const required = [...new Set([...requiredInputs("container-run"), ...requiredInputs("sglang-router")])];
-    expect(required).toContain("EXPECTED_WORKERS");
+describe("routerGateEnv against sglang-router.sh + ready-probe.sh", () => {
+  it("supplies every input the scripts insist on, except API_KEY (sent as a secret environment)", () => {
+    const env = gateOf(stack("a100"));
+    const required = [...new Set([...requiredInputs("sglang-router"), ...requiredInputs("ready-probe")])];
+    expect(required).toEqual(expect.arrayContaining(["EXPECTED_WORKERS", "PROBE_URL"]));
     expect(required.filter((name) => !(name in env))).toEqual(["API_KEY"]);
   });
 });

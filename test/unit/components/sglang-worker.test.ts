@@ -1,6 +1,7 @@
-// The SGLang worker's pure parts, built from the committed stack files: the docker options and server argv
-// must be seed 000's (lines 505–560), SPEC must track exactly what the container runs, and a per-host
-// override must touch only that host's worker.
+// The SGLang worker's pure parts, built from the committed stack files: the container docker.Container gets
+// and the server argv must be seed 000's (lines 505–560), the container spec must track exactly what the
+// container runs (a needless change restarts a 45-minute model load), and a per-host override must touch
+// only that host's worker.
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -13,12 +14,15 @@ import {
   workerSettings,
 } from "../../../infra/config";
 import { envPrelude, hostScript } from "../../../components/host-script";
-import { expectedServerInfo, workerDockerArgs, workerGateScript, workerScriptEnv } from "../../../components/sglang-worker";
+import { MANAGED_LABEL, ROLE_LABEL, apiKeyEntrypoint } from "../../../components/container-spec";
+import { expectedServerInfo } from "../../../components/model-server";
+import { workerContainerSpec, workerGateEnv, workerGateScript } from "../../../components/sglang-worker";
+import { execArgv } from "../../helpers/entrypoint";
 
 const REPO = resolve(__dirname, "../../..");
 
 /** A committed stack file, optionally edited, through the real parser (secrets not required). */
-function stack(name: "prod" | "local" | "dev" | "gpt-oss-20b", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
+function stack(name: "a100" | "local" | "gpt-oss-20b", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
   const raw = readStackFile(join(REPO, `Pulumi.${name}.yaml`));
   edit?.(raw);
   const result = parseConfig(raw, { requireSecrets: false });
@@ -27,35 +31,21 @@ function stack(name: "prod" | "local" | "dev" | "gpt-oss-20b", edit?: (raw: Reco
 }
 
 /** Same stack with extra sglang keys merged in. */
-function withSglang(name: "prod" | "local", sglang: Record<string, unknown>): ReprobenchConfig {
+function withSglang(name: "a100" | "local", sglang: Record<string, unknown>): ReprobenchConfig {
   return stack(name, (raw) => (raw.sglang = { ...(raw.sglang as object), ...sglang }));
 }
 
-/** docker options as [flag, value] pairs, sorted (docker does not care about option order). */
-function pairs(args: string[]): string[][] {
-  expect(args.length % 2).toBe(0);
-  const out: string[][] = [];
-  for (let i = 0; i < args.length; i += 2) {
-    expect(args[i]).toMatch(/^--[a-z-]+$/);
-    out.push([args[i], args[i + 1]]);
-  }
-  return out.sort((a, b) => a.join(" ").localeCompare(b.join(" ")));
+/** Keys whose values differ between two flat records. */
+function differing(a: object, b: object): string[] {
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  return [...new Set([...Object.keys(x), ...Object.keys(y)])].filter((k) => JSON.stringify(x[k]) !== JSON.stringify(y[k])).sort();
 }
 
-const PROD_MODEL = "/var/lib/reprobench/models/Qwen3.8-27B";
-
-// Seed 000 lines 522–535, minus --rm/--name/--user, which the host script adds itself (--name from
-// CONTAINER_NAME, --user from CONTAINER_USER = ssh-user, the seed's $(id -u):$(id -g)).
-const SEED_WORKER_DOCKER = [
-  ["--stop-timeout", "30"],
-  ["--gpus", "all"],
-  ["--network", "host"],
-  ["--ipc", "host"],
-  ["--ulimit", "memlock=-1"],
-  ["--ulimit", "stack=67108864"],
-  ["--env", "HOME=/tmp"],
-  ["--env", "HF_HOME=/tmp/huggingface"],
-  ["--volume", `${PROD_MODEL}:/models/Qwen3.8-27B:ro`],
+const A100_MODEL = "/var/lib/reprobench/models/Qwen3.8-27B";
+const WORKER_LABELS = [
+  { label: MANAGED_LABEL, value: "1" },
+  { label: ROLE_LABEL, value: "worker" },
 ];
 
 // Seed 000 lines 537–549 with WORKER_IP = 10.0.0.11 / 10.0.0.12 and WORKER_PORT = 30001 (lines 104–106).
@@ -75,46 +65,83 @@ const seedServe = (workerIp: string) => [
   "--tool-call-parser", "qwen3_coder",
 ];
 
-describe("workerDockerArgs", () => {
-  const prod = stack("prod");
+describe("workerContainerSpec", () => {
+  const a100 = stack("a100");
 
-  it.each(["worker-a", "worker-b"])("prod %s: exactly seed 000's docker run options", (host) => {
-    expect(pairs(workerDockerArgs(workerSettings(prod, host)))).toEqual(pairs(SEED_WORKER_DOCKER.flat()));
+  // Seed 000 lines 522–535: --name, --stop-timeout 30, --gpus all, --network host, --ipc host, memlock and
+  // stack ulimits, HOME and HF_HOME, the weights read-only; then the server argv. (--user is the login's
+  // uid:gid, settings.user "ssh-user", resolved by HostAccess; the image is pulled by docker.RemoteImage.)
+  it.each([
+    ["worker-a", "10.0.0.11"],
+    ["worker-b", "10.0.0.12"],
+  ])("a100 %s: exactly seed 000's docker run options and server argv", (host, ip) => {
+    const s = workerSettings(a100, host);
+    expect(workerContainerSpec(s)).toEqual({
+      name: `qwen38-${host}`,
+      command: seedServe(ip),
+      networkMode: "host",
+      ipcMode: "host",
+      gpus: "all",
+      ulimits: [
+        { name: "memlock", soft: -1, hard: -1 },
+        { name: "stack", soft: 67108864, hard: 67108864 },
+      ],
+      envs: ["HOME=/tmp", "HF_HOME=/tmp/huggingface"],
+      volumes: [{ hostPath: A100_MODEL, containerPath: "/models/Qwen3.8-27B", readOnly: true }],
+      labels: WORKER_LABELS,
+      stopTimeout: 30,
+    });
+    expect(s.image).toBe("lmsysorg/sglang:latest-runtime");
+    expect(s.user).toBe("ssh-user");
   });
 
-  it("local (sim): no --gpus, the placeholder model mounted read-only", () => {
-    const args = workerDockerArgs(workerSettings(stack("local"), "worker-a"));
-    expect(args).not.toContain("--gpus");
-    expect(pairs(args)).toContainEqual(["--volume", "/var/lib/reprobench/models/sim-placeholder:/models/Qwen3.8-27B:ro"]);
+  it("local (sim): no GPUs requested, the placeholder model mounted read-only", () => {
+    const spec = workerContainerSpec(workerSettings(stack("local"), "worker-a"));
+    expect(spec).not.toHaveProperty("gpus");
+    expect(spec.volumes).toEqual([{ hostPath: "/var/lib/reprobench/models/sim-placeholder", containerPath: "/models/Qwen3.8-27B", readOnly: true }]);
   });
 
-  it("renders {soft, hard} ulimits, --shm-size in MiB, other ipc modes, and an env map in order", () => {
-    const c = withSglang("prod", {
+  it("renders {soft, hard} ulimits, the shm size in MiB, other ipc modes, and an env map in order", () => {
+    const c = withSglang("a100", {
       ulimits: { nofile: { soft: 1024, hard: 4096 }, memlock: -1 },
       shmSizeMb: 16384,
       ipc: "private",
       env: { B: "2", A: "x=y z" },
     });
-    const args = workerDockerArgs(workerSettings(c, "worker-a"));
-    expect(pairs(args)).toEqual(pairs([
-      "--network", "host", "--ipc", "private", "--stop-timeout", "30", "--gpus", "all",
-      "--ulimit", "nofile=1024:4096", "--ulimit", "memlock=-1", "--shm-size", "16384m",
-      "--env", "B=2", "--env", "A=x=y z", "--volume", `${PROD_MODEL}:/models/Qwen3.8-27B:ro`,
-    ]));
-    expect(args.filter((_, i) => args[i - 1] === "--env")).toEqual(["B=2", "A=x=y z"]);
+    const spec = workerContainerSpec(workerSettings(c, "worker-a"));
+    expect(spec).toMatchObject({
+      networkMode: "host",
+      ipcMode: "private",
+      stopTimeout: 30,
+      gpus: "all",
+      shmSize: 16384,
+      ulimits: [
+        { name: "nofile", soft: 1024, hard: 4096 },
+        { name: "memlock", soft: -1, hard: -1 },
+      ],
+      envs: ["B=2", "A=x=y z"],
+      volumes: [{ hostPath: A100_MODEL, containerPath: "/models/Qwen3.8-27B", readOnly: true }],
+    });
   });
 
   it("a different mount path moves both the volume and --model-path", () => {
-    const s = workerSettings(withSglang("prod", { modelMountPath: "/m" }), "worker-a");
-    expect(pairs(workerDockerArgs(s))).toContainEqual(["--volume", `${PROD_MODEL}:/m:ro`]);
-    const command = JSON.parse(workerScriptEnv(s).COMMAND_JSON) as string[];
-    expect(command[command.indexOf("--model-path") + 1]).toBe("/m");
+    const spec = workerContainerSpec(workerSettings(withSglang("a100", { modelMountPath: "/m" }), "worker-a"));
+    expect(spec.volumes).toEqual([{ hostPath: A100_MODEL, containerPath: "/m", readOnly: true }]);
+    expect(spec.command[spec.command.indexOf("--model-path") + 1]).toBe("/m");
+  });
+
+  it("the argv holds no API key: the entrypoint appends --api-key from the container's environment", () => {
+    const spec = workerContainerSpec(workerSettings(a100, "worker-a"));
+    expect(spec.command).not.toContain("--api-key");
+    expect(spec.envs.join(" ")).not.toMatch(/API_KEY/);
+    const argv = execArgv(apiKeyEntrypoint(), spec.command, { REPROBENCH_API_KEY: "k-123 with space" });
+    expect(argv).toEqual([...seedServe("10.0.0.11"), "--api-key", "k-123 with space"]);
   });
 });
 
 describe("expectedServerInfo", () => {
-  it("prod: seed 000's /server_info checks (lines 567–574) with SGLang's JSON types", () => {
-    const info = expectedServerInfo(workerSettings(stack("prod"), "worker-a"));
+  it("a100: seed 000's /server_info checks (lines 567–574) with SGLang's JSON types", () => {
+    const info = expectedServerInfo(workerSettings(stack("a100"), "worker-a"));
     expect(info).toEqual({
       served_model_name: "Qwen/Qwen3.8-27B",
       tp_size: 4,
@@ -129,7 +156,7 @@ describe("expectedServerInfo", () => {
   });
 
   it("follows the settings, and null parsers stay null (SGLang reports null when the flag is absent)", () => {
-    const s = workerSettings(withSglang("prod", { tp: 8, dp: 1, memFractionStatic: 0.85, reasoningParser: null, toolCallParser: null }), "worker-b");
+    const s = workerSettings(withSglang("a100", { tp: 8, dp: 1, memFractionStatic: 0.85, reasoningParser: null, toolCallParser: null }), "worker-b");
     const info = expectedServerInfo(s);
     expect(info).toMatchObject({ tp_size: 8, dp_size: 1, mem_fraction_static: 0.85, reasoning_parser: null, tool_call_parser: null });
     const command = sglangCommand(s);
@@ -138,44 +165,55 @@ describe("expectedServerInfo", () => {
   });
 });
 
-describe("workerScriptEnv", () => {
-  const prod = stack("prod");
+describe("workerGateEnv", () => {
+  const a100 = stack("a100");
 
   it.each([
     ["worker-a", "10.0.0.11"],
     ["worker-b", "10.0.0.12"],
-  ])("prod %s: seed 000's container, image, argv and gate inputs", (host, ip) => {
-    const s = workerSettings(prod, host);
-    const env = workerScriptEnv(s);
-    expect(env.CONTAINER_NAME).toBe(`qwen38-${host}`);
-    expect(env.IMAGE).toBe("lmsysorg/sglang:latest-runtime");
-    expect(env.CONTAINER_USER).toBe("ssh-user");
-    expect(env.REQUIRED_DIRS).toBe(PROD_MODEL); // checked before docker could create an empty bind source
-    expect(env.BASE_URL).toBe(`http://${ip}:30001`);
-    expect(env.READY_TIMEOUT_SECONDS).toBe(String(45 * 60));
-    expect(JSON.parse(env.COMMAND_JSON)).toEqual(seedServe(ip));
-    expect(JSON.parse(env.DOCKER_ARGS_JSON)).toEqual(workerDockerArgs(s));
-    expect(JSON.parse(env.EXPECTED_JSON)).toEqual(expectedServerInfo(s));
-    expect(env.SPEC).toMatch(/^[0-9a-f]{16}$/);
+  ])("a100 %s: the gate's inputs", (host, ip) => {
+    const s = workerSettings(a100, host);
+    const env = workerGateEnv(s);
+    expect(env).toEqual({
+      CONTAINER_NAME: `qwen38-${host}`,
+      BASE_URL: `http://${ip}:30001`,
+      READY_TIMEOUT_SECONDS: String(45 * 60),
+      EXPECTED_JSON: JSON.stringify(expectedServerInfo(s)),
+      SERVED_MODEL_NAME: "Qwen/Qwen3.8-27B",
+      EXPECT_NO_REASONING: "0",
+    });
     // Every input must be exportable by the host-script prelude.
     expect(() => envPrelude(env)).not.toThrow();
     expect(Object.keys(env)).not.toContain("API_KEY");
   });
 
-  it("the two prod workers differ only where the host differs (container name, --host, URL, SPEC)", () => {
-    const a = workerScriptEnv(workerSettings(prod, "worker-a"));
-    const b = workerScriptEnv(workerSettings(prod, "worker-b"));
-    const differing = Object.keys(a).filter((k) => a[k] !== b[k]).sort();
-    expect(differing).toEqual(["BASE_URL", "COMMAND_JSON", "CONTAINER_NAME", "SPEC"]);
+  it("the two a100 workers differ only where the host differs (container name, --host, URL)", () => {
+    const a = workerSettings(a100, "worker-a");
+    const b = workerSettings(a100, "worker-b");
+    expect(differing(workerContainerSpec(a), workerContainerSpec(b))).toEqual(["command", "name"]);
+    expect(differing(workerContainerSpec(a).command, workerContainerSpec(b).command)).toEqual([String(seedServe("").indexOf("--host") + 1)]);
+    expect(differing(workerGateEnv(a), workerGateEnv(b))).toEqual(["BASE_URL", "CONTAINER_NAME"]);
   });
 
-  it("SPEC is stable: re-parsing the same stack file gives the same SPEC", () => {
-    expect(workerScriptEnv(workerSettings(stack("prod"), "worker-a")).SPEC).toBe(workerScriptEnv(workerSettings(prod, "worker-a")).SPEC);
+  it("readyTimeoutMinutes only moves the budget", () => {
+    const before = workerSettings(a100, "worker-a");
+    const after = workerSettings(withSglang("a100", { readyTimeoutMinutes: 90 }), "worker-a");
+    expect(workerGateEnv(after).READY_TIMEOUT_SECONDS).toBe("5400");
+    expect(differing(workerGateEnv(after), workerGateEnv(before))).toEqual(["READY_TIMEOUT_SECONDS"]);
+    expect(workerContainerSpec(after)).toEqual(workerContainerSpec(before));
+  });
+});
+
+describe("what a config change does to the container", () => {
+  const a100 = stack("a100");
+  const spec = (c: ReprobenchConfig) => workerContainerSpec(workerSettings(c, "worker-a"));
+
+  it("the container spec is stable: re-parsing the same stack file gives the same spec", () => {
+    expect(spec(stack("a100"))).toEqual(spec(a100));
   });
 
-  // Every key that becomes a docker option, a server flag or the image must change SPEC…
+  // Every key that becomes a docker option or a server flag must change the container docker.Container gets…
   const specChanges: [string, unknown][] = [
-    ["image", "lmsysorg/sglang:v0.5.9-runtime"],
     ["launcher", "python3 -m sglang.launch_server"],
     ["modelPath", "/data/other-model"],
     ["modelMountPath", "/models/other"],
@@ -190,98 +228,108 @@ describe("workerScriptEnv", () => {
     ["reasoningParser", "deepseek-r1"],
     ["toolCallParser", null],
     ["extraArgs", ["--enable-metrics"]],
-    ["user", "1000:1000"],
     ["ipc", "private"],
     ["ulimits", { memlock: -1 }],
     ["shmSizeMb", 1024],
     ["env", { HOME: "/tmp" }],
     ["stopTimeoutSecs", 60],
   ];
-  it.each(specChanges)("changing sglang.%s changes SPEC", (key, value) => {
-    const before = workerScriptEnv(workerSettings(prod, "worker-a"));
-    const after = workerScriptEnv(workerSettings(withSglang("prod", { [key]: value }), "worker-a"));
-    expect(after.SPEC).not.toBe(before.SPEC);
+  it.each(specChanges)("changing sglang.%s changes the container spec", (key, value) => {
+    expect(spec(withSglang("a100", { [key]: value }))).not.toEqual(spec(a100));
   });
 
-  it("changing sglang.servedModelName (with run.modelName to match) changes SPEC", () => {
-    const c = stack("prod", (raw) => {
+  // …the image (docker.RemoteImage) and the user are the container's own inputs, outside the spec.
+  it.each([
+    ["image", "lmsysorg/sglang:v0.5.9-runtime"],
+    ["user", "1000:1000"],
+  ] as const)("changing sglang.%s changes only that container input", (key, value) => {
+    const s = workerSettings(withSglang("a100", { [key]: value }), "worker-a");
+    expect(s[key]).toBe(value);
+    expect(workerContainerSpec(s)).toEqual(spec(a100));
+    expect(workerGateEnv(s)).toEqual(workerGateEnv(workerSettings(a100, "worker-a")));
+  });
+
+  it("changing sglang.servedModelName (with run.modelName to match) changes the spec", () => {
+    const c = stack("a100", (raw) => {
       raw.sglang = { ...(raw.sglang as object), servedModelName: "qwen" };
       raw.run = { ...(raw.run as object), modelName: "openai/qwen" };
     });
-    expect(workerScriptEnv(workerSettings(c, "worker-a")).SPEC).not.toBe(workerScriptEnv(workerSettings(prod, "worker-a")).SPEC);
+    expect(spec(c)).not.toEqual(spec(a100));
   });
 
-  it("changing sglang.gpus changes SPEC (sim stack: real hosts must keep gpus: all)", () => {
+  it("changing sglang.gpus changes the spec (sim stack: real hosts must keep gpus: all)", () => {
     const s = workerSettings(stack("local"), "worker-a");
-    expect(workerScriptEnv({ ...s, gpus: "all" }).SPEC).not.toBe(workerScriptEnv(s).SPEC);
+    expect(workerContainerSpec({ ...s, gpus: "all" })).toEqual({ ...workerContainerSpec(s), gpus: "all" });
   });
 
-  // …and nothing else may (a needless SPEC change restarts a 45-minute model load).
+  // …and nothing else may (a needless change restarts a 45-minute model load).
   it.each([
     ["sglang.readyTimeoutMinutes", (raw: Record<string, unknown>) => (raw.sglang = { ...(raw.sglang as object), readyTimeoutMinutes: 90 })],
     ["router.policy", (raw: Record<string, unknown>) => (raw.router = { policy: "round_robin" })],
     ["docker.verifyNetworks", (raw: Record<string, unknown>) => (raw.docker = { verifyNetworks: 8 })],
     ["run.nConcurrentTrials", (raw: Record<string, unknown>) => (raw.run = { ...(raw.run as object), nConcurrentTrials: 30 })],
     ["toolBundle.mountPath", (raw: Record<string, unknown>) => (raw.toolBundle = { mountPath: "/opt/tools" })],
-  ])("changing %s leaves SPEC alone", (_key, edit) => {
-    const before = workerScriptEnv(workerSettings(prod, "worker-a"));
-    const after = workerScriptEnv(workerSettings(stack("prod", edit), "worker-a"));
-    expect(after.SPEC).toBe(before.SPEC);
-  });
-
-  it("readyTimeoutMinutes only moves the budget", () => {
-    const before = workerScriptEnv(workerSettings(prod, "worker-a"));
-    const after = workerScriptEnv(workerSettings(withSglang("prod", { readyTimeoutMinutes: 90 }), "worker-a"));
-    expect(after.READY_TIMEOUT_SECONDS).toBe("5400");
-    expect({ ...after, READY_TIMEOUT_SECONDS: "" }).toEqual({ ...before, READY_TIMEOUT_SECONDS: "" });
+  ])("changing %s leaves the container alone", (_key, edit) => {
+    const s = workerSettings(stack("a100", edit), "worker-a");
+    const before = workerSettings(a100, "worker-a");
+    expect(workerContainerSpec(s)).toEqual(workerContainerSpec(before));
+    expect([s.image, s.user]).toEqual([before.image, before.user]);
   });
 });
 
 describe("per-host overrides (sglang.overrides.<host>)", () => {
-  const prod = stack("prod");
+  const a100 = stack("a100");
   const base = {
-    a: workerScriptEnv(workerSettings(prod, "worker-a")),
-    b: workerScriptEnv(workerSettings(prod, "worker-b")),
+    a: workerSettings(a100, "worker-a"),
+    b: workerSettings(a100, "worker-b"),
   };
 
-  it("an override for worker-b changes worker-b's inputs and leaves worker-a's identical", () => {
-    const c = withSglang("prod", { overrides: { "worker-b": { maxRunningRequests: 4 } } });
-    const a = workerScriptEnv(workerSettings(c, "worker-a"));
-    const b = workerScriptEnv(workerSettings(c, "worker-b"));
-    expect(a).toEqual(base.a);
-    expect(b.SPEC).not.toBe(base.b.SPEC);
-    const command = JSON.parse(b.COMMAND_JSON) as string[];
+  it("an override for worker-b changes worker-b's container and gate and leaves worker-a's identical", () => {
+    const c = withSglang("a100", { overrides: { "worker-b": { maxRunningRequests: 4 } } });
+    const a = workerSettings(c, "worker-a");
+    const b = workerSettings(c, "worker-b");
+    expect(workerContainerSpec(a)).toEqual(workerContainerSpec(base.a));
+    expect(workerGateEnv(a)).toEqual(workerGateEnv(base.a));
+    const command = workerContainerSpec(b).command;
     expect(command[command.indexOf("--max-running-requests") + 1]).toBe("4");
-    expect(JSON.parse(b.EXPECTED_JSON)).toMatchObject({ max_running_requests: 4 });
-    expect(Object.keys(b).filter((k) => b[k] !== base.b[k]).sort()).toEqual(["COMMAND_JSON", "EXPECTED_JSON", "SPEC"]);
+    expect(JSON.parse(workerGateEnv(b).EXPECTED_JSON)).toMatchObject({ max_running_requests: 4 });
+    expect(differing(workerContainerSpec(b), workerContainerSpec(base.b))).toEqual(["command"]);
+    expect(differing(workerGateEnv(b), workerGateEnv(base.b))).toEqual(["EXPECTED_JSON"]);
   });
 
   it("an image override pins one worker's image only", () => {
-    const c = withSglang("prod", { overrides: { "worker-a": { image: "lmsysorg/sglang:v0.5.9-runtime" } } });
-    expect(workerScriptEnv(workerSettings(c, "worker-a")).IMAGE).toBe("lmsysorg/sglang:v0.5.9-runtime");
-    expect(workerScriptEnv(workerSettings(c, "worker-b"))).toEqual(base.b);
+    const c = withSglang("a100", { overrides: { "worker-a": { image: "lmsysorg/sglang:v0.5.9-runtime" } } });
+    expect(workerSettings(c, "worker-a").image).toBe("lmsysorg/sglang:v0.5.9-runtime");
+    expect(workerSettings(c, "worker-b")).toEqual(base.b);
   });
 
   it("an env override replaces the whole map for that host (shallow merge, as documented)", () => {
-    const c = withSglang("prod", { overrides: { "worker-b": { env: { CUDA_VISIBLE_DEVICES: "0,1,2,3" } } } });
-    const envFlags = (host: string) => {
-      const args = workerDockerArgs(workerSettings(c, host));
-      return args.filter((_, i) => args[i - 1] === "--env");
-    };
-    expect(envFlags("worker-b")).toEqual(["CUDA_VISIBLE_DEVICES=0,1,2,3"]);
-    expect(envFlags("worker-a")).toEqual(["HOME=/tmp", "HF_HOME=/tmp/huggingface"]);
+    const c = withSglang("a100", { overrides: { "worker-b": { env: { CUDA_VISIBLE_DEVICES: "0,1,2,3" } } } });
+    expect(workerContainerSpec(workerSettings(c, "worker-b")).envs).toEqual(["CUDA_VISIBLE_DEVICES=0,1,2,3"]);
+    expect(workerContainerSpec(workerSettings(c, "worker-a")).envs).toEqual(["HOME=/tmp", "HF_HOME=/tmp/huggingface"]);
   });
 
   it("an override equal to the base value changes nothing", () => {
-    const c = withSglang("prod", { overrides: { "worker-b": { tp: 4, dp: 2 } } });
-    expect(workerScriptEnv(workerSettings(c, "worker-b"))).toEqual(base.b);
+    const c = withSglang("a100", { overrides: { "worker-b": { tp: 4, dp: 2 } } });
+    expect(workerContainerSpec(workerSettings(c, "worker-b"))).toEqual(workerContainerSpec(base.b));
+    expect(workerGateEnv(workerSettings(c, "worker-b"))).toEqual(workerGateEnv(base.b));
   });
 });
 
 describe("ResolvedSglangSettings edits (no parser in between)", () => {
-  it("workerDockerArgs reads only the settings it is given", () => {
-    const s: ResolvedSglangSettings = { ...workerSettings(stack("prod"), "worker-a"), gpus: "none", stopTimeoutSecs: 0, ulimits: {}, env: {} };
-    expect(workerDockerArgs(s)).toEqual(["--network", "host", "--ipc", "host", "--stop-timeout", "0", "--volume", `${PROD_MODEL}:/models/Qwen3.8-27B:ro`]);
+  it("workerContainerSpec reads only the settings it is given", () => {
+    const s: ResolvedSglangSettings = { ...workerSettings(stack("a100"), "worker-a"), gpus: "none", stopTimeoutSecs: 0, ulimits: {}, env: {} };
+    expect(workerContainerSpec(s)).toEqual({
+      name: "qwen38-worker-a",
+      command: seedServe("10.0.0.11"),
+      networkMode: "host",
+      ipcMode: "host",
+      ulimits: [],
+      envs: [],
+      volumes: [{ hostPath: A100_MODEL, containerPath: "/models/Qwen3.8-27B", readOnly: true }],
+      labels: WORKER_LABELS,
+      stopTimeout: 0,
+    });
   });
 });
 
@@ -290,16 +338,20 @@ function requiredInputs(script: string): string[] {
   return [...hostScript(script).matchAll(/\$\{([A-Z_][A-Z0-9_]*):\?\}/g)].map((m) => m[1]);
 }
 
-describe("workerScriptEnv against container-run.sh + server-health.sh + the engine's gate", () => {
+describe("workerGateEnv against server-health.sh + the engine's gate", () => {
   it.each([
-    ["prod", "worker-a", "sglang-worker"],
+    ["a100", "worker-a", "sglang-worker"],
     ["gpt-oss-20b", "l40s", "vllm-worker"],
   ] as const)("Pulumi.%s.yaml: supplies every input the scripts insist on, except API_KEY (sent as a secret environment)", (name, host, gate) => {
     const settings = workerSettings(stack(name), host);
     expect(workerGateScript(settings)).toBe(gate);
-    const env = workerScriptEnv(settings);
-    const required = [...new Set([...requiredInputs("container-run"), ...requiredInputs("server-health"), ...requiredInputs(gate)])];
+    const env = workerGateEnv(settings);
+    const required = [...new Set([...requiredInputs("server-health"), ...requiredInputs(gate)])];
     expect(required).toEqual(expect.arrayContaining(["API_KEY", "READY_TIMEOUT_SECONDS", "EXPECTED_JSON"]));
     expect(required.filter((input) => !(input in env))).toEqual(["API_KEY"]);
+  });
+
+  it("the refresh probe (container-started.sh) needs only the container name", () => {
+    expect(requiredInputs("container-started")).toEqual(["CONTAINER_NAME"]);
   });
 });

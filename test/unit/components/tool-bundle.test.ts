@@ -8,7 +8,7 @@ import { bundleScriptEnv } from "../../../components/tool-bundle";
 
 const REPO = resolve(__dirname, "../../..");
 
-function stack(name: "prod" | "local", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
+function stack(name: "a100" | "local", edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {
   const raw = readStackFile(join(REPO, `Pulumi.${name}.yaml`));
   edit?.(raw);
   const result = parseConfig(raw, { requireSecrets: false });
@@ -21,8 +21,8 @@ const SEED_WHEEL =
 const SEED_SHA = "249ccf108509d643ddaf38979dac48c99e9e251f597173d8553a30d7a6423104";
 
 describe("bundleScriptEnv", () => {
-  it("prod: seed 000's bundle (dir, mount, wheel + sha256, canary image)", () => {
-    expect(bundleScriptEnv(stack("prod").toolBundle)).toEqual({
+  it("a100: seed 000's bundle (dir, mount, wheel + sha256, canary image)", () => {
+    expect(bundleScriptEnv(stack("a100").toolBundle)).toEqual({
       TOOLS_DIR: "/var/lib/reprobench/harbor-tools-amd64",
       MOUNT_PATH: "/opt/harbor-tools",
       WHEEL_URL: SEED_WHEEL,
@@ -42,7 +42,7 @@ describe("bundleScriptEnv", () => {
   });
 
   it("follows every toolBundle key it renders", () => {
-    const t = stack("prod", (raw) => {
+    const t = stack("a100", (raw) => {
       raw.toolBundle = {
         hostDir: "/srv/tools",
         mountPath: "/opt/tools",
@@ -61,7 +61,7 @@ describe("bundleScriptEnv", () => {
   });
 
   it("provides every input tool-bundle.sh insists on, and they export cleanly", () => {
-    const env = bundleScriptEnv(stack("prod").toolBundle);
+    const env = bundleScriptEnv(stack("a100").toolBundle);
     const required = [...hostScript("tool-bundle").matchAll(/\$\{([A-Z_][A-Z0-9_]*):\?\}/g)].map((m) => m[1]);
     expect(required.length).toBeGreaterThan(0);
     for (const name of required) expect(Object.keys(env), name).toContain(name);

@@ -5,20 +5,24 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { containerArgv, expectedServerInfo, expectedVllmModel, workerDockerArgs, workerScriptEnv } from "../../../components/sglang-worker";
-import { composeOverrideObject, jobConfigObject, preflightChecks, renderJobConfig } from "../../../components/run-config";
+import { apiKeyEntrypoint } from "../../../components/container-spec";
+import { expectedServerInfo, expectedVllmModel } from "../../../components/model-server";
+import { workerContainerSpec, workerGateEnv } from "../../../components/sglang-worker";
+import { preflightChecks, runPaths } from "../../../components/run-config";
+import { composeOverrideObject, jobConfigObject, renderJobConfig, runSettings } from "../../../infra/run-config";
 import { harborArgv, launchScriptEnv } from "../../../components/benchmark-run";
-import { runPaths } from "../../../components/run-config";
-import { modelBridgeScriptEnv } from "../../../components/model-bridge";
-import { expectedRouterWorkers, routerScriptEnv } from "../../../components/sglang-router";
+import { type ModelBridgeSettings, modelBridgeScriptEnv } from "../../../components/model-bridge";
+import { expectedRouterWorkers } from "../../../components/sglang-router";
 import {
   SECRET_PLACEHOLDER,
   apiBase,
   containerApiBase,
   hostsWithRole,
+  modelEndpoint,
   parseConfig,
   readStackFile,
   routerCommand,
+  routerSettings,
   serverCommand,
   usesModelBridge,
   workerSettings,
@@ -26,6 +30,7 @@ import {
 } from "../../../infra/config";
 import { HF_SANDBOX_PIPEFAIL_FIX, compareHarborVersions } from "../../../infra/config-parse";
 import { REPO, minimalRealConfig } from "./helpers";
+import { execArgv } from "../../helpers/entrypoint";
 
 // The seed documents' commands, as written there (../shared/seeds is not part of a checkout).
 /** 003_d2cf58025e604973.txt §1 (and 002 Run 1): the SGLang server on one H200. */
@@ -129,7 +134,7 @@ describe("seed 003: SGLang FP8 on one H200 (Pulumi.h200-fp8.yaml)", () => {
     expect(expected).not.toHaveProperty("context_length");
     expect(expected).not.toHaveProperty("max_running_requests");
     expect(expected).not.toHaveProperty("default_chat_template_kwargs");
-    expect(workerScriptEnv(s).EXPECT_NO_REASONING).toBe("0");
+    expect(workerGateEnv(s).EXPECT_NO_REASONING).toBe("0");
   });
 
   it("has no router: Harbor calls the worker on its private address, with reasoning_effort low", () => {
@@ -146,8 +151,11 @@ describe("seed 003: SGLang FP8 on one H200 (Pulumi.h200-fp8.yaml)", () => {
     expect(`--default-chat-template-kwargs '${value}'`).toBe(SEED_002_THINKING_OFF);
     expect(JSON.parse(value)).toEqual({ enable_thinking: false });
     expect(expectedServerInfo(off).default_chat_template_kwargs).toEqual({ enable_thinking: false });
-    expect(workerScriptEnv(off).EXPECT_NO_REASONING).toBe("1");
-    expect(workerScriptEnv(off).SPEC).not.toBe(workerScriptEnv(s).SPEC);
+    expect(workerGateEnv(off).EXPECT_NO_REASONING).toBe("1");
+    // The flag is the only difference in the container: a preview shows exactly this change.
+    const [on, offSpec] = [workerContainerSpec(s), workerContainerSpec(off)];
+    expect(offSpec.command.slice(0, -2)).toEqual(on.command);
+    expect({ ...offSpec, command: on.command }).toEqual(on);
   });
 });
 
@@ -164,16 +172,16 @@ describe("seed 002 Run 2: vLLM gpt-oss-20b (Pulumi.gpt-oss-20b.yaml)", () => {
         ["--tensor-parallel-size", "1"], ["--data-parallel-size", "1"], ["--gpu-memory-utilization", "0.90"],
       ]),
     );
-    // vllm/vllm-openai's ENTRYPOINT is `vllm serve`: docker run gets --entrypoint vllm and the rest.
-    expect(containerArgv(s)).toEqual({ entrypoint: "vllm", command: argv.slice(1) });
-    const docker = workerDockerArgs(s);
-    expect(docker[docker.indexOf("--entrypoint") + 1]).toBe("vllm");
-    expect(JSON.parse(workerScriptEnv(s).COMMAND_JSON)[0]).toBe("serve");
+    // vllm/vllm-openai's ENTRYPOINT is `vllm serve`; the container's entrypoint is reprobench's (it appends
+    // --api-key), so the command carries the whole `vllm serve MODEL …` and the server gets it once.
+    const spec = workerContainerSpec(s);
+    expect(spec.command).toEqual(argv);
+    expect(execArgv(apiKeyEntrypoint(), spec.command, { REPROBENCH_API_KEY: "vk" })).toEqual([...argv, "--api-key", "vk"]);
   });
 
   it("gates on /v1/models (vLLM has no /server_info)", () => {
     expect(expectedVllmModel(s)).toEqual({ id: "openai/gpt-oss-20b", owned_by: "vllm" });
-    expect(JSON.parse(workerScriptEnv(s).EXPECTED_JSON)).toEqual({ id: "openai/gpt-oss-20b", owned_by: "vllm" });
+    expect(JSON.parse(workerGateEnv(s).EXPECTED_JSON)).toEqual({ id: "openai/gpt-oss-20b", owned_by: "vllm" });
     const withContext = workerSettings(stack("gpt-oss-20b", (r) => (r.sglang.contextLength = 131072)), "l40s");
     expect(expectedVllmModel(withContext).max_model_len).toBe(131072);
     expect(argvFlags(serverCommand(withContext)).get("--max-model-len")).toBe("131072");
@@ -198,8 +206,12 @@ describe("seed 002 Run 2: vLLM gpt-oss-20b (Pulumi.gpt-oss-20b.yaml)", () => {
     expect(two.config.router.dpAware).toBe(false);
     expect(two.config.sglang.maxMambaCacheSize).toBe(null);
     expect(routerCommand(two.config)).not.toContain("--dp-aware");
-    expect(expectedRouterWorkers(two.config)).toEqual(["http://10.0.0.11:30001", "http://10.0.0.12:30001"]);
-    expect(routerScriptEnv(two.config).IMAGE).toBe("lmsysorg/sglang:v0.5.23-runtime");
+    const router = routerSettings(two.config);
+    const workers = hostsWithRole(two.config, "worker").map((h) => ({ url: workerSettings(two.config, h.name).url, dpSize: workerSettings(two.config, h.name).dp }));
+    expect(router.dpAware).toBe(false);
+    expect(router.modelListed).toBe(false);
+    expect(expectedRouterWorkers(router.dpAware, workers)).toEqual(["http://10.0.0.11:30001", "http://10.0.0.12:30001"]);
+    expect(router.image).toBe("lmsysorg/sglang:v0.5.23-runtime");
   });
 });
 
@@ -248,7 +260,9 @@ describe("seed 002 Run 3: mini-swe-agent in the task container (Pulumi.h200-fp8-
   it("bridges the docker gateway to the model server and keeps that host off the proxy", () => {
     expect(usesModelBridge(config)).toBe(true);
     expect(containerApiBase(config)).toBe("http://host.docker.internal:30080/v1");
-    expect(modelBridgeScriptEnv(config)).toMatchObject({ BRIDGE_PORT: "30080", UPSTREAM_HOST: "10.0.0.21", UPSTREAM_PORT: "30000", CHECK_MODE: "direct" });
+    // The model bridge's settings as infra/cluster-program.ts passes them.
+    const bridge: ModelBridgeSettings = { bridgePort: config.run.modelBridgePort, containerHost: config.proxy.containerHost, checkImage: config.toolBundle.canaryImage, upstream: modelEndpoint(config) };
+    expect(modelBridgeScriptEnv(bridge)).toMatchObject({ BRIDGE_PORT: "30080", UPSTREAM_HOST: "10.0.0.21", UPSTREAM_PORT: "30000", CHECK_MODE: "direct", CHECK_URL: "http://host.docker.internal:30080/health" });
     const env = (composeOverrideObject(config).services as Loose).main.environment;
     expect(env.NO_PROXY.split(",")).toContain("host.docker.internal");
     expect(env.no_proxy).toBe(env.NO_PROXY);
@@ -298,9 +312,12 @@ describe("seed 002 Run 3 on hf-sandbox (Pulumi.hf-sandbox.yaml), rendered only",
 
   it("runs harbor without the Docker compose override and hands it HF_TOKEN", () => {
     const paths = runPaths(config.harbor, "j");
-    expect(harborArgv(config, "j", paths)).not.toContain("--extra-docker-compose");
-    expect(launchScriptEnv(config, "j", paths).USE_OVERRIDE).toBe("0");
-    expect(harborArgv(stack("h200-fp8"), "j", paths)).toContain("--extra-docker-compose");
+    const run = runSettings(config, apiBase(config), "reprobench.hf-sandbox");
+    expect(run.composeOverrideYaml).toBeNull();
+    expect(harborArgv(run, "j", paths)).not.toContain("--extra-docker-compose");
+    expect(launchScriptEnv(run, "j", paths).USE_OVERRIDE).toBe("0");
+    const docker = stack("h200-fp8");
+    expect(harborArgv(runSettings(docker, apiBase(docker), "reprobench.h200-fp8"), "j", paths)).toContain("--extra-docker-compose");
     const launch = readFileSync(join(REPO, "components/scripts/harbor-launch.sh"), "utf8");
     expect(launch).toMatch(/HF_TOKEN=%s/);
     expect(usesModelBridge(config)).toBe(false);

@@ -3,9 +3,11 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { apiBase } from "../../../infra/config-derive";
-import { harborArgv, launchScriptEnv, runSpec, stopScriptEnv } from "../../../components/benchmark-run";
-import { datasetScriptEnv, datasetSource, directoryDigest, installScriptEnv, lastJsonLine } from "../../../components/harbor-runner";
+import { harborArgv, launchScriptEnv, stopScriptEnv } from "../../../components/benchmark-run";
+import { datasetScriptEnv, datasetSource, directoryDigest, installScriptEnv } from "../../../components/harbor-runner";
+import { lastJsonLine } from "../../../components/host-script";
 import { runPaths } from "../../../components/run-config";
+import { runSettings, runSpec } from "../../../infra/run-config";
 import { taskImagesScriptEnv } from "../../../components/task-images";
 import { REPO, seedConfig } from "./helpers";
 
@@ -86,10 +88,11 @@ describe("TaskImages inputs", () => {
 
 describe("BenchmarkRun inputs", () => {
   const c = seedConfig();
-  const paths = runPaths(c.harbor, "qwen38-x-20260101-000000");
+  const run = runSettings(c, apiBase(c), "reprobench.a100");
+  const paths = runPaths(run, "qwen38-x-20260101-000000", run.stackId);
 
   it("runs harbor with the preflighted files, an absolute --jobs-dir and the fixed --job-name (no --ae)", () => {
-    const argv = harborArgv(c, "qwen38-x-20260101-000000", paths);
+    const argv = harborArgv(run, "qwen38-x-20260101-000000", paths);
     expect(argv).toEqual([
       "/var/lib/reprobench/.venv-harbor-0.21.0/bin/harbor", "run",
       "--config", "/var/lib/reprobench/runs/qwen38-x-20260101-000000/harbor-job.yaml",
@@ -100,11 +103,12 @@ describe("BenchmarkRun inputs", () => {
   });
 
   it("keeps the API key out of the launch script's plain inputs", () => {
-    const env = launchScriptEnv(c, "j", paths);
+    const env = launchScriptEnv(run, "j", paths);
     expect(Object.keys(env)).not.toContain("API_KEY");
-    expect(env).toMatchObject({ WAIT: "0", STOP_TIMEOUT_SECS: "900", UNIT: "reprobench-harbor-qwen38-x-20260101-000000.service" });
+    expect(env).toMatchObject({ WAIT: "0", STOP_TIMEOUT_SECS: "900", UNIT: "reprobench-harbor-qwen38-x-20260101-000000.service", USE_OVERRIDE: "1" });
+    expect(env.CURRENT_FILE).toBe("/var/lib/reprobench/runs/current.d/reprobench.a100");
     expect(env.STOP_SCRIPT).toContain("systemctl kill --kill-whom=main --signal=SIGTERM");
-    expect(stopScriptEnv(c, paths)).toEqual({ UNIT: paths.unit, JOB_DIR: paths.jobDir, STOP_TIMEOUT_SECS: "900", ENV_FILE: paths.envFile });
+    expect(stopScriptEnv(run, paths)).toEqual({ UNIT: paths.unit, JOB_DIR: paths.jobDir, STOP_TIMEOUT_SECS: "900", ENV_FILE: paths.envFile });
   });
 
   it("gives a new job for run settings that change the job, not for how up waits or stops", () => {

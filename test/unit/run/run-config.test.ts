@@ -2,21 +2,17 @@ import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { apiBase } from "../../../infra/config-derive";
 import {
-  composeOverrideObject,
   dockerImageOf,
   imageManifest,
-  jobConfigObject,
   jobName,
   preflightChecks,
-  publicConfig,
   registryOf,
-  renderComposeOverride,
-  renderJobConfig,
   runManifest,
   runPaths,
   summarizeJobResult,
   tasksDir,
 } from "../../../components/run-config";
+import { composeOverrideObject, jobConfigObject, publicConfig, renderComposeOverride, renderJobConfig } from "../../../infra/run-config";
 import { FAKE_PEM } from "../config/helpers";
 import { seedConfig, simTaskTomls } from "./helpers";
 
@@ -241,7 +237,7 @@ describe("run manifest", () => {
       toolkitVersion: "0.1.0",
       jobName: "j",
       paths: runPaths(c.harbor, "j"),
-      config: c,
+      publicConfig: publicConfig(c),
       jobConfig: renderJobConfig(c, apiBase(c)),
       composeOverride: renderComposeOverride(c),
       harbor: { version: "0.21.0", wheelSha256: c.harbor.wheelSha256 },
@@ -249,13 +245,17 @@ describe("run manifest", () => {
       images: { "a:1": "sha256:00" },
       serverInfo: { "worker-a": '{"tp_size":4}', "worker-b": "not json" },
       daemonJsonSha256: { "worker-a": "ab", "worker-b": "cd" },
+      serverImages: { "worker/worker-a": "lmsysorg/sglang@sha256:aa", "router/worker-b": "lmsysorg/sglang@sha256:aa" },
     });
     const text = JSON.stringify(m);
     expect(text).not.toContain("PRIVATE KEY");
     expect(text).not.toContain("27890");
     expect(m.workers).toEqual({ "worker-a": { tp_size: 4 }, "worker-b": "not json" });
     expect(m).toMatchObject({ toolkit: { version: "0.1.0" }, job: { name: "j", dir: "/var/lib/reprobench/jobs/j" }, harbor: { version: "0.21.0" }, daemonJsonSha256: { "worker-a": "ab" } });
+    expect(m.serverImages).toEqual({ "worker/worker-a": "lmsysorg/sglang@sha256:aa", "router/worker-b": "lmsysorg/sglang@sha256:aa" });
     expect(publicConfig(c)).not.toHaveProperty("sshPrivateKeys");
+    expect(publicConfig(c)).toMatchObject({ proxyUpstream: "[secret]", hfToken: null });
+    expect((m.config as Record<string, unknown>).run).toEqual(c.run);
   });
 });
 

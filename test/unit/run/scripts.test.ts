@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { apiBase } from "../../../infra/config-derive";
 import { preflightScriptEnv } from "../../../components/benchmark-run";
 import { runPaths } from "../../../components/run-config";
+import { runSettings } from "../../../infra/run-config";
 import { REPO, seedConfig } from "./helpers";
 
 const SCRIPTS = path.join(REPO, "components/scripts");
@@ -163,7 +164,7 @@ describe("harbor-preflight.sh", () => {
     executable(path.join(tools, "asciinema"), "#!/bin/sh\n");
     const c = seedConfig({ harbor: { venv: fakeVenv(dir), workDir: dir }, toolBundle: { hostDir: path.join(dir, "tools") } });
     const paths = runPaths(c.harbor, "job-1");
-    const env = preflightScriptEnv(c, apiBase(c), paths);
+    const env = preflightScriptEnv(runSettings(c, apiBase(c), "reprobench.test"), paths);
     // What harbor 0.21 printed for the seed config (run against the real harbor: defaults omitted).
     const printed: Record<string, unknown> = {
       agent_timeout_multiplier: 6.0,
