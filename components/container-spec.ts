@@ -10,7 +10,8 @@ export interface ContainerSpec {
   shmSize?: number;
   ulimits: { name: string; soft: number; hard: number }[];
   envs: string[];
-  volumes: { hostPath: string; containerPath: string; readOnly: boolean }[];
+  /** Bind mounts; a missing source makes docker refuse to start (a `volumes` bind would create it empty). */
+  mounts: { type: "bind"; source: string; target: string; readOnly: boolean }[];
   labels: { label: string; value: string }[];
   stopTimeout: number;
 }

@@ -75,7 +75,7 @@ export function routerContainerSpec(r: RouterSettings, workerUrls: string[]): Co
     networkMode: "host",
     ulimits: ulimitList(r.ulimits),
     envs: Object.entries(r.env).map(([k, v]) => `${k}=${v}`),
-    volumes: r.modelMount ? [{ ...r.modelMount, readOnly: true }] : [],
+    mounts: r.modelMount ? [{ type: "bind", source: r.modelMount.hostPath, target: r.modelMount.containerPath, readOnly: true }] : [],
     labels: containerLabels("router"),
     stopTimeout: r.stopTimeoutSecs,
   };

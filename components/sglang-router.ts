@@ -55,7 +55,7 @@ export class SglangRouter extends pulumi.ComponentResource {
         networkMode: "host",
         ulimits: spec.ulimits,
         envs: pulumi.all([spec.envs, pulumi.interpolate`REPROBENCH_API_KEY=${args.apiKey}`]).apply(([envs, key]) => [...envs, key]),
-        volumes: spec.volumes,
+        mounts: spec.mounts,
         labels: spec.labels,
         stopTimeout: r.stopTimeoutSecs,
         user: r.user === "ssh-user" ? args.loginUser : r.user,

@@ -19,7 +19,8 @@ export function workerContainerSpec(s: WorkerSettings): ContainerSpec {
     ipcMode: s.ipc,
     ulimits: ulimitList(s.ulimits),
     envs: Object.entries(s.env).map(([k, v]) => `${k}=${v}`),
-    volumes: [{ hostPath: s.modelPath, containerPath: s.modelMountPath, readOnly: true }],
+    // The weights must exist: a bind mount refuses a missing source instead of mounting an empty directory.
+    mounts: [{ type: "bind", source: s.modelPath, target: s.modelMountPath, readOnly: true }],
     labels: containerLabels("worker"),
     stopTimeout: s.stopTimeoutSecs,
   };

@@ -62,7 +62,11 @@ export function writeSshMaterial(c: Pick<HostConnection, "host" | "port" | "priv
     } catch {
       current = undefined;
     }
-    if (current === text) continue;
+    if (current === text) {
+      // ssh refuses a key others can read: keep the mode right even if someone loosened it.
+      chmodSync(file, 0o600);
+      continue;
+    }
     // Write then rename: a concurrent run never sees half a key.
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, text, { mode: 0o600 });
@@ -82,15 +86,6 @@ export function sshOptions(files: { keyFile: string; knownHostsFile: string }): 
     "-o", "ConnectTimeout=15",
     "-o", "ServerAliveInterval=30",
   ];
-}
-
-/** ssh exits 255 when the connection itself failed (refused, timeout, host key, auth), never for a remote exit. */
-export const SSH_CONNECTION_FAILED = 255;
-
-/** The message when a host cannot be reached: names the stack's host and what was being done. */
-export function unreachableMessage(c: Pick<HostConnection, "name" | "user" | "host" | "port">, doing: string, stderr: string): string {
-  const tail = stderr.trim().split("\n").slice(-5).join("\n");
-  return `host ${c.name} (${c.user}@${c.host}:${c.port}) cannot be reached over SSH while ${doing}; nothing was changed or recorded as drift. Bring the host back (sshd, network) and retry.\n${tail}`;
 }
 
 /** The fields @pulumi/command's remote connection takes (the host's stack name is reprobench's alone). */

@@ -13,7 +13,7 @@ import { SglangWorker } from "../components/sglang-worker";
 import { TaskImages, type TaskImagesReport } from "../components/task-images";
 import { ToolBundle } from "../components/tool-bundle";
 import {
-  type LoadedConfig, apiBase, hostsWithRole, modelEndpoint, routerSettings, soleHostWithRole, sshConnection, usesModelBridge, workerSettings,
+  type LoadedConfig, apiBase, bridgeSettings, hostsWithRole, modelBridgeSettings, routerSettings, soleHostWithRole, sshConnection, usesModelBridge, workerSettings,
 } from "./config";
 import { publicConfig, renderJobConfig, runSettings } from "./run-config";
 
@@ -59,7 +59,7 @@ const bridge =
         "proxy-bridge",
         {
           connection: runnerConnection,
-          settings: { bridgePort: config.proxy.bridgePort, containerHost: config.proxy.containerHost, checkImage: config.toolBundle.canaryImage, checkUrl: config.proxy.checkUrl },
+          settings: bridgeSettings(config),
           upstream: loaded.secrets.proxyUpstream,
         },
         { dependsOn: [daemons[runner.name]] },
@@ -137,7 +137,7 @@ const modelBridge = usesModelBridge(config)
       "model-bridge",
       {
         connection: runnerConnection,
-        settings: { bridgePort: config.run.modelBridgePort, containerHost: config.proxy.containerHost, checkImage: config.toolBundle.canaryImage, upstream: modelEndpoint(config) },
+        settings: modelBridgeSettings(config),
       },
       { dependsOn: [...modelFront, daemons[runner.name]] },
     )

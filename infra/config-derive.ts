@@ -3,6 +3,8 @@
 import type { Host, HostRole, ReprobenchConfig, SglangConfig } from "./config-schema";
 import { LAUNCHERS } from "./config-schema";
 
+import type { ModelBridgeSettings } from "../components/model-bridge";
+import type { BridgeSettings } from "../components/proxy-bridge";
 import { type RouterSettings, routerCommand as routerCommandFor } from "../components/router-spec";
 
 export { serverCommand, sglangCommand, vllmCommand } from "../components/model-server";
@@ -117,6 +119,16 @@ export function routerSettings(config: ReprobenchConfig): RouterSettings {
     servedModelName: config.sglang.servedModelName,
     modelListed: config.sglang.engine !== "vllm",
   };
+}
+
+/** The proxy bridge's settings as the ProxyBridge component takes them. */
+export function bridgeSettings(config: ReprobenchConfig): BridgeSettings {
+  return { bridgePort: config.proxy.bridgePort, containerHost: config.proxy.containerHost, checkImage: config.toolBundle.canaryImage, checkUrl: config.proxy.checkUrl };
+}
+
+/** The model bridge's settings: the docker gateway port, forwarding to the router or the single worker. */
+export function modelBridgeSettings(config: ReprobenchConfig): ModelBridgeSettings {
+  return { bridgePort: config.run.modelBridgePort, containerHost: config.proxy.containerHost, checkImage: config.toolBundle.canaryImage, upstream: modelEndpoint(config) };
 }
 
 /** The router command for a config (every worker's URL, in config order). */

@@ -77,7 +77,7 @@ describe("routerContainerSpec", () => {
       networkMode: "host",
       ulimits: [{ name: "nofile", soft: 65536, hard: 65536 }],
       envs: ["HOME=/tmp"],
-      volumes: [{ hostPath: A100_MODEL, containerPath: "/models/Qwen3.8-27B", readOnly: true }],
+      mounts: [{ type: "bind", source: A100_MODEL, target: "/models/Qwen3.8-27B", readOnly: true }],
       labels: [
         { label: MANAGED_LABEL, value: "1" },
         { label: ROLE_LABEL, value: "router" },
@@ -90,9 +90,9 @@ describe("routerContainerSpec", () => {
   });
 
   it("mountModel: false drops the volume; the mount follows sglang.modelPath/modelMountPath", () => {
-    expect(specOf(stack("a100", (raw) => merge(raw, "router", { mountModel: false }))).volumes).toEqual([]);
-    expect(specOf(stack("local")).volumes).toEqual([{ hostPath: "/var/lib/reprobench/models/sim-placeholder", containerPath: "/models/Qwen3.8-27B", readOnly: true }]);
-    expect(specOf(stack("a100", (raw) => merge(raw, "sglang", { modelPath: "/data/m", modelMountPath: "/m" }))).volumes).toEqual([{ hostPath: "/data/m", containerPath: "/m", readOnly: true }]);
+    expect(specOf(stack("a100", (raw) => merge(raw, "router", { mountModel: false }))).mounts).toEqual([]);
+    expect(specOf(stack("local")).mounts).toEqual([{ type: "bind", source: "/var/lib/reprobench/models/sim-placeholder", target: "/models/Qwen3.8-27B", readOnly: true }]);
+    expect(specOf(stack("a100", (raw) => merge(raw, "sglang", { modelPath: "/data/m", modelMountPath: "/m" }))).mounts).toEqual([{ type: "bind", source: "/data/m", target: "/m", readOnly: true }]);
   });
 
   it("renders integer ulimits as soft = hard and keeps the env order", () => {

@@ -87,7 +87,7 @@ describe("workerContainerSpec", () => {
         { name: "stack", soft: 67108864, hard: 67108864 },
       ],
       envs: ["HOME=/tmp", "HF_HOME=/tmp/huggingface"],
-      volumes: [{ hostPath: A100_MODEL, containerPath: "/models/Qwen3.8-27B", readOnly: true }],
+      mounts: [{ type: "bind", source: A100_MODEL, target: "/models/Qwen3.8-27B", readOnly: true }],
       labels: WORKER_LABELS,
       stopTimeout: 30,
     });
@@ -98,7 +98,7 @@ describe("workerContainerSpec", () => {
   it("local (sim): no GPUs requested, the placeholder model mounted read-only", () => {
     const spec = workerContainerSpec(workerSettings(stack("local"), "worker-a"));
     expect(spec).not.toHaveProperty("gpus");
-    expect(spec.volumes).toEqual([{ hostPath: "/var/lib/reprobench/models/sim-placeholder", containerPath: "/models/Qwen3.8-27B", readOnly: true }]);
+    expect(spec.mounts).toEqual([{ type: "bind", source: "/var/lib/reprobench/models/sim-placeholder", target: "/models/Qwen3.8-27B", readOnly: true }]);
   });
 
   it("renders {soft, hard} ulimits, the shm size in MiB, other ipc modes, and an env map in order", () => {
@@ -120,13 +120,13 @@ describe("workerContainerSpec", () => {
         { name: "memlock", soft: -1, hard: -1 },
       ],
       envs: ["B=2", "A=x=y z"],
-      volumes: [{ hostPath: A100_MODEL, containerPath: "/models/Qwen3.8-27B", readOnly: true }],
+      mounts: [{ type: "bind", source: A100_MODEL, target: "/models/Qwen3.8-27B", readOnly: true }],
     });
   });
 
   it("a different mount path moves both the volume and --model-path", () => {
     const spec = workerContainerSpec(workerSettings(withSglang("a100", { modelMountPath: "/m" }), "worker-a"));
-    expect(spec.volumes).toEqual([{ hostPath: A100_MODEL, containerPath: "/m", readOnly: true }]);
+    expect(spec.mounts).toEqual([{ type: "bind", source: A100_MODEL, target: "/m", readOnly: true }]);
     expect(spec.command[spec.command.indexOf("--model-path") + 1]).toBe("/m");
   });
 
@@ -326,7 +326,7 @@ describe("ResolvedSglangSettings edits (no parser in between)", () => {
       ipcMode: "host",
       ulimits: [],
       envs: [],
-      volumes: [{ hostPath: A100_MODEL, containerPath: "/models/Qwen3.8-27B", readOnly: true }],
+      mounts: [{ type: "bind", source: A100_MODEL, target: "/models/Qwen3.8-27B", readOnly: true }],
       labels: WORKER_LABELS,
       stopTimeout: 0,
     });

@@ -5,7 +5,7 @@ import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, wr
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { dockerHostUrl, knownHostsLine, sshMaterialDir, sshOptions, unreachableMessage, writeSshMaterial } from "../../../components/ssh";
+import { dockerHostUrl, knownHostsLine, sshMaterialDir, sshOptions, writeSshMaterial } from "../../../components/ssh";
 import { FAKE_PEM, HOST_KEY_A, HOST_KEY_B } from "../config/helpers";
 
 let dirs: string[] = [];
@@ -63,6 +63,14 @@ describe("writeSshMaterial", () => {
     expect(readFileSync(files.keyFile, "utf8")).toBe(FAKE_PEM);
     expect(readFileSync(files.knownHostsFile, "utf8")).toBe(knownHostsLine(conn));
     expect(readdirSync(dir).sort()).toEqual([path.basename(files.keyFile), path.basename(files.knownHostsFile)].sort());
+  });
+
+  it("tightens a key file someone loosened, even when its content is current (ssh refuses readable keys)", () => {
+    const dir = tempDir();
+    const files = writeSshMaterial(conn, dir);
+    chmodSync(files.keyFile, 0o644);
+    writeSshMaterial(conn, dir);
+    expect(mode(files.keyFile)).toBe(0o600);
   });
 
   it("tightens a directory that exists with looser permissions", () => {
@@ -128,15 +136,5 @@ describe("sshOptions", () => {
     expect(o).toEqual(expect.arrayContaining(["IdentitiesOnly=yes", "BatchMode=yes", "StrictHostKeyChecking=yes", "UserKnownHostsFile=/k/known_hosts-1"]));
     // Every option is a flag followed by its value.
     expect(opts.filter((a) => a.startsWith("-"))).toHaveLength(opts.length / 2);
-  });
-});
-
-describe("unreachableMessage", () => {
-  it("names the stack's host, the address, what was being done, and keeps ssh's last lines", () => {
-    const stderr = Array.from({ length: 8 }, (_, i) => `line ${i}`).join("\n");
-    const m = unreachableMessage({ name: "worker-a", user: "root", host: "10.0.0.11", port: 22 }, "refreshing the container", `${stderr}\n`);
-    expect(m).toMatch(/^host worker-a \(root@10\.0\.0\.11:22\) cannot be reached over SSH while refreshing the container; nothing was changed or recorded as drift/);
-    expect(m).toContain("line 3\nline 4\nline 5\nline 6\nline 7");
-    expect(m).not.toContain("line 2");
   });
 });

@@ -16,13 +16,13 @@ async function run(args: string[]) {
 afterEach(() => vi.restoreAllMocks());
 
 describe("reprobench config", () => {
-  it.each(["prod", "dev", "local"])("validate Pulumi.%s.yaml prints ok and exits 0", async (stack) => {
+  it.each(["a100", "prod", "dev", "local", "local6x"])("validate Pulumi.%s.yaml prints ok and exits 0", async (stack) => {
     const r = await run(["validate", join(REPO, `Pulumi.${stack}.yaml`)]);
     expect(r).toMatchObject({ code: 0, out: "ok" });
   });
 
   it("notes missing secrets on stderr; --require-secrets makes them errors", async () => {
-    const prod = join(REPO, "Pulumi.prod.yaml");
+    const prod = join(REPO, "Pulumi.a100.yaml");
     expect((await run(["validate", prod])).err).toContain("note: secrets not set yet");
     const strict = await run(["validate", prod, "--require-secrets"]);
     expect(strict.code).toBe(1);

@@ -1,5 +1,6 @@
-// The committed stack files: prod = seed 000's final run, dev = the same cluster for a smoke run,
-// local = the simulated cluster. They must parse, and say what the briefs say they say.
+// The committed stack files: a100 = seed 000's cluster (owned, no job), prod = its final 6× run and dev =
+// a 3× smoke run on that cluster (run stacks), local = the simulated cluster and its 3× job, local6x = a 6×
+// run beside it. They must parse, and say what the briefs say they say.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,15 +10,23 @@ import {
   apiBase,
   checkStackFile,
   hostsWithRole,
+  isRunStack,
   parseConfig,
+  parseRunStackConfig,
   readStackFile,
   stackConfigFromYaml,
   workerSettings,
 } from "../../../infra/config";
 import { REPO } from "./helpers";
 
+/** A stack's effective config; a run stack's is its run on the owner's stack file. */
 function parseStack(stack: string, withSecrets: boolean) {
-  const raw = readStackFile(join(REPO, `Pulumi.${stack}.yaml`));
+  let raw = readStackFile(join(REPO, `Pulumi.${stack}.yaml`));
+  if (isRunStack(raw)) {
+    const run = parseRunStackConfig(raw);
+    if (!run.ok) throw new Error(`Pulumi.${stack}.yaml: ${JSON.stringify(run.problems, null, 2)}`);
+    raw = { ...readStackFile(join(REPO, `Pulumi.${run.config.cluster}.yaml`)), run: raw.run };
+  }
   // dev/prod leave secrets to `pulumi config set --secret`; simulate that having happened.
   const withPlaceholders = withSecrets ? { sshPrivateKeys: { default: SECRET_PLACEHOLDER }, proxyUpstream: SECRET_PLACEHOLDER, ...raw } : raw;
   const result = parseConfig(withPlaceholders, { requireSecrets: withSecrets });
@@ -26,20 +35,35 @@ function parseStack(stack: string, withSecrets: boolean) {
 }
 
 describe("stack files", () => {
-  it.each(["prod", "dev", "local"])("Pulumi.%s.yaml parses without its secrets (preview / config validate)", (stack) => {
+  it.each(["a100", "prod", "dev", "local", "local6x"])("Pulumi.%s.yaml parses without its secrets (preview / config validate)", (stack) => {
     const check = checkStackFile(join(REPO, `Pulumi.${stack}.yaml`));
     expect(check.problems).toEqual([]);
     expect(check.ok).toBe(true);
   });
 
-  it.each(["prod", "dev"])("Pulumi.%s.yaml names exactly the secrets pulumi up still needs", (stack) => {
-    const check = checkStackFile(join(REPO, `Pulumi.${stack}.yaml`));
+  it("Pulumi.a100.yaml names exactly the secrets pulumi up still needs", () => {
+    const check = checkStackFile(join(REPO, "Pulumi.a100.yaml"));
     expect(check.missingSecrets.map((p) => p.key)).toEqual([
       "reprobench:sshPrivateKeys.worker-a",
       "reprobench:sshPrivateKeys.worker-b",
       "reprobench:proxyUpstream",
     ]);
-    expect(checkStackFile(join(REPO, `Pulumi.${stack}.yaml`), { requireSecrets: true }).ok).toBe(false);
+    expect(checkStackFile(join(REPO, "Pulumi.a100.yaml"), { requireSecrets: true }).ok).toBe(false);
+  });
+
+  it.each(["prod", "dev", "local6x"])("Pulumi.%s.yaml is a run stack: it sets only its cluster and its run, and needs no secret of the cluster's", (stack) => {
+    const raw = readStackFile(join(REPO, `Pulumi.${stack}.yaml`));
+    expect(Object.keys(raw).sort()).toEqual(["cluster", "run"]);
+    expect(checkStackFile(join(REPO, `Pulumi.${stack}.yaml`), { requireSecrets: true }).missingSecrets).toEqual([]);
+  });
+
+  it("a run stack that sets a cluster key is refused naming its owner", () => {
+    const dir = mkdtempSync(join(tmpdir(), "reprobench-runstack-"));
+    const file = join(dir, "Pulumi.x.yaml");
+    writeFileSync(file, "config:\n  reprobench:cluster: a100\n  reprobench:router:\n    policy: random\n  reprobench:run:\n    enabled: true\n");
+    const check = checkStackFile(file);
+    expect(check.ok).toBe(false);
+    expect(check.problems).toEqual([{ key: "reprobench:router", message: expect.stringMatching(/^set by the cluster's owner stack 'a100'; a run stack \(reprobench:cluster\) sets only/) }]);
   });
 
   it("prod is seed 000's final run: 2 × 8 GPUs, TP4×DP2 each, worker-b router+runner, c25/a20, 6×/5×, 89 tasks", () => {
@@ -57,9 +81,16 @@ describe("stack files", () => {
     expect(c.run.taskFilter).toEqual({ include: [], exclude: [], nTasks: null });
     expect(c.harbor.expectedTaskCount).toBe(89);
     expect(c.docker.verifyNetworks).toBe(64);
+    expect(c.harbor.enabled).toBe(true);
     expect(apiBase(c)).toBe("http://127.0.0.1:30000/v1");
     // Placeholder addresses only (TEST-NET-3): nothing real is committed.
     expect(c.hosts.every((h) => h.ssh.host.startsWith("203.0.113."))).toBe(true);
+  });
+
+  it("a100 runs no job of its own; dev and prod run on it", () => {
+    expect(parseStack("a100", true).run.enabled).toBe(false);
+    for (const stack of ["dev", "prod"]) expect(readStackFile(join(REPO, `Pulumi.${stack}.yaml`)).cluster).toBe("a100");
+    expect(readStackFile(join(REPO, "Pulumi.local6x.yaml")).cluster).toBe("local");
   });
 
   it("dev is the prod cluster running one or two tasks at 3×", () => {
