@@ -239,9 +239,10 @@ export class BenchmarkRun extends pulumi.ComponentResource {
       {
         connection: args.connection,
         create: pulumi.all([job.name, paths]).apply(([n, p]) => scriptWithEnv("harbor-launch", launchScriptEnv(run, n, p))),
-        // The key and the manifest ride in the (secret) environment; the manifest holds no secret but
-        // depends on other resources' outputs, and keeping it out of `create` keeps previews readable.
-        environment: { API_KEY: args.apiKey, MANIFEST_JSON: manifest, ...(args.hfToken !== undefined ? { HF_TOKEN: args.hfToken } : {}) },
+        // The key rides in the (secret) environment, out of `create`, which previews show.
+        environment: { API_KEY: args.apiKey, ...(args.hfToken !== undefined ? { HF_TOKEN: args.hfToken } : {}) },
+        // Written once per job: a server re-gated later (new /server_info) does not re-run the launch.
+        recorded: { MANIFEST_JSON: manifest },
         check: pulumi.all([job.name, paths]).apply(([n, p]) => scriptWithEnv("harbor-run-check", { UNIT: p.unit, JOB_NAME: n, JOB_DIR: p.jobDir })),
         delete: paths.apply((p) => scriptWithEnv("harbor-stop", stopScriptEnv(run, p))),
         summary: pulumi.all([job.name, paths]).apply(([n, p]) => harborArgv(run, n, p)),

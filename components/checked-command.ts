@@ -23,6 +23,12 @@ export interface CheckedCommandArgs {
   readonly onDrift?: pulumi.Input<"replace" | "update">;
   /** Inputs of the scripts, exported as environment variables (values may be secrets). */
   readonly environment?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /**
+   * Inputs exported like `environment` (no secrets) but recorded with the resource: a change to them
+   * alone never updates it. For what is written once per run, such as the run manifest, which would
+   * otherwise re-run a job's launch whenever a server it describes is re-gated.
+   */
+  readonly recorded?: pulumi.Input<Record<string, pulumi.Input<string>>>;
   /** Anything whose change must re-run create in place (e.g. a hash of the rendered config). */
   readonly spec?: pulumi.Input<string>;
   /** What runs, as argv (e.g. the server's command line), so a preview shows exactly which flag changes. */
@@ -37,6 +43,7 @@ interface State {
   delete?: string;
   check: string;
   environment?: Record<string, string>;
+  recorded?: Record<string, string>;
   spec?: string;
   summary?: string[];
   timeoutSeconds?: number;
@@ -99,7 +106,7 @@ const provider: pulumi.dynamic.ResourceProvider = {
 export const checkedCommandProvider = provider;
 
 /** Returns a function that runs a bash script on the state's host; rejects with the stderr tail. */
-function sshRunner(): (s: Pick<State, "connection" | "environment" | "timeoutSeconds">, script: string) => Promise<string> {
+function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" | "timeoutSeconds">, script: string) => Promise<string> {
   /* eslint-disable @typescript-eslint/no-require-imports -- see the note on `provider` */
   const cp = require("node:child_process") as typeof import("node:child_process");
   const fs = require("node:fs") as typeof import("node:fs");
@@ -116,7 +123,7 @@ function sshRunner(): (s: Pick<State, "connection" | "environment" | "timeoutSec
       fs.writeFileSync(path.join(dir, "known_hosts"), `${target} ${c.hostKey.trim()}\n`);
       const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
       // Inputs travel on stdin, never on the command line (visible in `ps`).
-      const prelude = Object.entries(s.environment ?? {}).map(([k, v]) => `export ${k}=${quote(v)}`).join("\n");
+      const prelude = Object.entries({ ...(s.recorded ?? {}), ...(s.environment ?? {}) }).map(([k, v]) => `export ${k}=${quote(v)}`).join("\n");
       const args = ["-i", key, "-p", String(c.port), "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
         "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${path.join(dir, "known_hosts")}`,
         "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=30", "-l", c.user, c.host, "bash -s"];
@@ -168,6 +175,7 @@ export class CheckedCommand extends pulumi.dynamic.Resource {
         connection: pulumi.secret(args.connection),
         // Script inputs may carry secrets (API keys): keep the whole map secret.
         environment: pulumi.secret(args.environment ?? {}),
+        recorded: args.recorded ?? {},
         spec: args.spec ?? "",
         summary: args.summary ?? [],
         timeoutSeconds: args.timeoutSeconds ?? 1800,
