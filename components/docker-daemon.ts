@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { parseCidr } from "./cidr";
 import { scriptWithEnv } from "./host-script";
+import { RestartGuard, type RestartGuardSettings } from "./restart-guard";
 import type { HostConnectionInput } from "./ssh";
 
 /** Where the host keeps daemon.json backups and the pre-reprobench original. */
@@ -79,6 +80,10 @@ export interface DockerDaemonConfigArgs {
   readonly connection: pulumi.Input<HostConnectionInput>;
   /** The daemon.json settings to converge. */
   readonly settings: DaemonSettings;
+  /** The host's name, for messages. */
+  readonly hostName: string;
+  /** Refuse a change that may restart dockerd while a Harbor job runs (omitted: no guard). */
+  readonly restartGuard?: RestartGuardSettings;
 }
 
 /**
@@ -100,6 +105,9 @@ export class DockerDaemonConfig extends pulumi.ComponentResource {
     const problems = poolProblems(settings.addressPools);
     if (problems.length > 0) throw new Error(`${name}: invalid docker.addressPools: ${problems.join("; ")}`);
     const env = daemonScriptEnv(settings);
+    const guard = args.restartGuard
+      ? new RestartGuard(`${name}-restart-guard`, { ...args.restartGuard, what: `dockerd on ${args.hostName}`, spec: env }, { parent: this, dependsOn: opts?.dependsOn })
+      : undefined;
     const apply = new CheckedCommand(
       `${name}-daemon-json`,
       {
@@ -115,7 +123,7 @@ export class DockerDaemonConfig extends pulumi.ComponentResource {
       },
       // A component's dependsOn does not reach its children by itself (the SDK waits only on a
       // resource's own dependsOn), so pass it on.
-      { parent: this, dependsOn: opts?.dependsOn },
+      { parent: this, dependsOn: guard ? [guard] : opts?.dependsOn },
     );
     this.report = apply.stdout;
     this.observedPools = apply.observed;

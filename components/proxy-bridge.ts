@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { scriptWithEnv } from "./host-script";
+import { RestartGuard, type RestartGuardSettings } from "./restart-guard";
 import type { HostConnectionInput } from "./ssh";
 
 export const PROXY_BRIDGE_UNIT = "reprobench-proxy-bridge";
@@ -59,6 +60,8 @@ export interface ProxyBridgeArgs {
   readonly settings: BridgeSettings;
   /** reprobench:proxyUpstream (secret: it may carry credentials). */
   readonly upstream: pulumi.Input<string>;
+  /** Refuse a change that restarts the bridge while a Harbor job runs (omitted: no guard). */
+  readonly restartGuard?: RestartGuardSettings;
 }
 
 /**
@@ -71,11 +74,15 @@ export class ProxyBridge extends pulumi.ComponentResource {
 
   constructor(name: string, args: ProxyBridgeArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:cluster:ProxyBridge", name, {}, opts);
+    const create = pulumi.secret(pulumi.output(args.upstream).apply((u) => scriptWithEnv("proxy-bridge", bridgeScriptEnv(args.settings, u))));
+    const guard = args.restartGuard
+      ? new RestartGuard(`${name}-restart-guard`, { ...args.restartGuard, what: "the proxy bridge", spec: { create } }, { parent: this, dependsOn: opts?.dependsOn })
+      : undefined;
     const unit = new CheckedCommand(
       `${name}-unit`,
       {
         connection: args.connection,
-        create: pulumi.secret(pulumi.output(args.upstream).apply((u) => scriptWithEnv("proxy-bridge", bridgeScriptEnv(args.settings, u)))),
+        create,
         check: scriptWithEnv("proxy-bridge-check", { UNIT: PROXY_BRIDGE_UNIT }),
         delete: scriptWithEnv("proxy-bridge-remove", { UNIT: PROXY_BRIDGE_UNIT }),
         // Rewriting the unit and restarting socat repairs drift in place.
@@ -84,7 +91,7 @@ export class ProxyBridge extends pulumi.ComponentResource {
       },
       // A component's dependsOn does not reach its children by itself (the SDK waits only on a
       // resource's own dependsOn), so pass it on: e.g. no container starts before daemon.json is settled.
-      { parent: this, dependsOn: opts?.dependsOn },
+      { parent: this, dependsOn: guard ? [guard] : opts?.dependsOn },
     );
     this.listen = unit.stdout.apply((s) => s.trim().split("\n").pop() ?? "");
     this.registerOutputs({ listen: this.listen });

@@ -3,6 +3,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { apiKeyEntrypoint } from "./container-spec";
 import { scriptWithEnv } from "./host-script";
+import { RestartGuard, type RestartGuardSettings } from "./restart-guard";
+import { RESTART } from "./sglang-worker";
 import { type RouterSettings, routerContainerSpec, routerGateEnv, routerLocalUrl } from "./router-spec";
 import type { HostConnectionInput } from "./ssh";
 
@@ -20,6 +22,8 @@ export interface SglangRouterArgs {
   readonly workers: { url: pulumi.Input<string>; dpSize: number }[];
   /** The workers' shared --api-key. Secret. */
   readonly apiKey: pulumi.Input<string>;
+  /** Refuse a change that restarts the router while a Harbor job runs (omitted: no guard). */
+  readonly restartGuard?: RestartGuardSettings;
 }
 
 /**
@@ -46,6 +50,13 @@ export class SglangRouter extends pulumi.ComponentResource {
     const spec = urls.apply((u) => routerContainerSpec(r, u));
     const childOpts = { parent: this, provider: args.dockerProvider, dependsOn: opts?.dependsOn };
     this.image = new docker.RemoteImage(`${name}-image`, { name: r.image, keepLocally: true }, childOpts);
+    const guard = args.restartGuard
+      ? new RestartGuard(
+          `${name}-restart-guard`,
+          { ...args.restartGuard, what: `the router (${r.containerName})`, spec: { spec, image: this.image.repoDigest, user: r.user, restart: RESTART } },
+          { parent: this, dependsOn: opts?.dependsOn },
+        )
+      : undefined;
     this.container = new docker.Container(
       `${name}-container`,
       {
@@ -60,11 +71,12 @@ export class SglangRouter extends pulumi.ComponentResource {
         stopTimeout: r.stopTimeoutSecs,
         user: r.user === "ssh-user" ? args.loginUser : r.user,
         entrypoints: apiKeyEntrypoint(),
-        restart: "unless-stopped",
+        ...RESTART,
         mustRun: true,
         destroyGraceSeconds: r.stopTimeoutSecs,
       },
-      { ...childOpts, deleteBeforeReplace: true },
+      // (It waits for the component's dependsOn through the image.)
+      { ...childOpts, dependsOn: guard ? [guard] : [], deleteBeforeReplace: true },
     );
     const gate = new CheckedCommand(
       `${name}-ready`,

@@ -3,8 +3,15 @@ import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { type ContainerSpec, apiKeyEntrypoint, containerLabels, ulimitList } from "./container-spec";
 import { scriptWithEnv } from "./host-script";
+import { RestartGuard, type RestartGuardSettings } from "./restart-guard";
 import { type WorkerSettings, expectedServerInfo, expectedVllmModel, serverCommand } from "./model-server";
 import type { HostConnectionInput } from "./ssh";
+
+/**
+ * Docker restarts a server that crashes, but not forever: one that fails while loading stops after a few
+ * tries instead of reloading its weights in a loop (it stays in Pulumi's state, so `destroy` removes it).
+ */
+export const RESTART = { restart: "on-failure", maxRetryCount: 2 } as const;
 
 /**
  * The worker's container as `@pulumi/docker` takes it, minus the image id, the user and the API key: what
@@ -58,6 +65,8 @@ export interface SglangWorkerArgs {
   readonly settings: WorkerSettings;
   /** The --api-key every worker and the router share. Secret. */
   readonly apiKey: pulumi.Input<string>;
+  /** Refuse a change that restarts this server while a Harbor job runs (omitted: no guard). */
+  readonly restartGuard?: RestartGuardSettings;
 }
 
 /**
@@ -87,6 +96,14 @@ export class SglangWorker extends pulumi.ComponentResource {
     const childOpts = { parent: this, provider: args.dockerProvider, dependsOn: opts?.dependsOn };
     // Model server images are tens of GB: a destroy leaves them on the host.
     this.image = new docker.RemoteImage(`${name}-image`, { name: s.image, keepLocally: true }, childOpts);
+    // Runs before the container changes: a new argv, image or user means a restart.
+    const guard = args.restartGuard
+      ? new RestartGuard(
+          `${name}-restart-guard`,
+          { ...args.restartGuard, what: `${s.hostName}'s model server (${s.containerName})`, spec: { spec, image: this.image.repoDigest, user: s.user, restart: RESTART } },
+          { parent: this, dependsOn: opts?.dependsOn },
+        )
+      : undefined;
     this.container = new docker.Container(
       `${name}-container`,
       {
@@ -95,13 +112,14 @@ export class SglangWorker extends pulumi.ComponentResource {
         user: s.user === "ssh-user" ? args.loginUser : s.user,
         entrypoints: apiKeyEntrypoint(),
         envs: [...spec.envs, pulumi.interpolate`REPROBENCH_API_KEY=${args.apiKey}`],
-        restart: "unless-stopped",
+        ...RESTART,
         mustRun: true,
         // destroy: `docker stop` with the server's grace time first (in-flight requests finish).
         destroyGraceSeconds: s.stopTimeoutSecs,
       },
       // Same name, same GPUs, same port: the old container must be gone before the new one starts.
-      { ...childOpts, deleteBeforeReplace: true },
+      // (It waits for the component's dependsOn through the image.)
+      { ...childOpts, dependsOn: guard ? [guard] : [], deleteBeforeReplace: true },
     );
     const gate = new CheckedCommand(
       `${name}-ready`,

@@ -29,7 +29,7 @@ export function taskImagesScriptEnv(harbor: ImagePullSettings, images: string[],
 export interface TaskImagesReport {
   ready: number;
   total: number;
-  /** Image reference → local image id (sha256:…), recorded in the run manifest. */
+  /** Image reference → the registry digest it resolved to (repo@sha256:…; the local id for an image from no registry), recorded in the run manifest. */
   images: Record<string, string>;
 }
 

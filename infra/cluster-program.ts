@@ -13,7 +13,7 @@ import { SglangWorker } from "../components/sglang-worker";
 import { TaskImages, type TaskImagesReport } from "../components/task-images";
 import { ToolBundle } from "../components/tool-bundle";
 import {
-  type LoadedConfig, apiBase, bridgeSettings, hostsWithRole, modelBridgeSettings, routerSettings, soleHostWithRole, sshConnection, usesModelBridge, workerSettings,
+  type LoadedConfig, apiBase, bridgeSettings, hostsWithRole, modelBridgeSettings, mutableImageRefs, routerSettings, soleHostWithRole, sshConnection, usesModelBridge, workerSettings,
 } from "./config";
 import { publicConfig, renderJobConfig, runSettings } from "./run-config";
 
@@ -34,6 +34,12 @@ if (config.run.enabled && config.run.environment === "hf-sandbox" && config.run.
   void pulumi.log.warn(`run.nConcurrentTrials is ${config.run.nConcurrentTrials} on hf-sandbox: seed 002 saw ~70% infra errors at 8 and recommends 3`);
 }
 
+// A tag can move: two hosts (or two days) may resolve it to different builds. The digests each host pulled
+// are recorded (serverImages, the run manifest), but only a digest in the config pins the image.
+for (const { key, ref } of mutableImageRefs(config)) {
+  void pulumi.log.warn(`${key}: ${ref} is a tag, not a digest; hosts may resolve it to different builds (the pulled digests are recorded in serverImages and the run manifest). Pin it as ${ref.replace(/:[^:/@]+$/, "")}@sha256:…`);
+}
+
 // One key for every worker's --api-key; the router presents it to the workers and Harbor to the router.
 const apiKey = new random.RandomPassword("sglang-api-key", { length: 40, special: false });
 
@@ -42,16 +48,22 @@ const apiKey = new random.RandomPassword("sglang-api-key", { length: 40, special
 // still another owner.
 const ownerToken = new random.RandomId("cluster-owner-token", { byteLength: 12 });
 const owner: pulumi.Output<ClusterOwner> = pulumi.output({ project: pulumi.getProject(), stack: pulumi.getStack(), token: ownerToken.hex });
+const runner = soleHostWithRole(config, "runner");
+const runnerConnection = sshConnection(loaded, runner.name);
+// Every change that restarts a server, the router, dockerd or a bridge is first checked against the jobs
+// running on the runner (any stack's).
+const restartGuard = { runnerConnection, currentDir: `${config.harbor.workDir}/runs/current.d`, allowDuringJobs: config.allowRestartsDuringJobs };
 const access: Record<string, HostAccess> = {};
 const daemons: Record<string, DockerDaemonConfig> = {};
 for (const host of config.hosts) {
   const connection = sshConnection(loaded, host.name);
   access[host.name] = new HostAccess(host.name, { connection, owner });
-  daemons[host.name] = new DockerDaemonConfig(`${host.name}-docker`, { connection, settings: config.docker }, { dependsOn: [access[host.name]] });
+  daemons[host.name] = new DockerDaemonConfig(
+    `${host.name}-docker`,
+    { connection, settings: config.docker, hostName: host.name, restartGuard },
+    { dependsOn: [access[host.name]] },
+  );
 }
-
-const runner = soleHostWithRole(config, "runner");
-const runnerConnection = sshConnection(loaded, runner.name);
 
 const bridge =
   config.proxy.enabled && loaded.secrets.proxyUpstream
@@ -61,6 +73,7 @@ const bridge =
           connection: runnerConnection,
           settings: bridgeSettings(config),
           upstream: loaded.secrets.proxyUpstream,
+          restartGuard,
         },
         { dependsOn: [daemons[runner.name]] },
       )
@@ -83,6 +96,7 @@ const workers = workerHosts.map(
         loginUser: access[host.name].loginUser,
         settings: workerSettings(config, host.name),
         apiKey: apiKey.result,
+        restartGuard,
       },
       { dependsOn: [daemons[host.name], ...(bridge ? [bridge] : [])] },
     ),
@@ -101,6 +115,7 @@ const router = routerHost
         settings: routerSettings(config),
         workers: workers.map((w) => ({ url: w.url, dpSize: w.dpSize })),
         apiKey: apiKey.result,
+        restartGuard,
       },
       { dependsOn: [daemons[routerHost.name]] },
     )

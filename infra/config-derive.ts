@@ -121,6 +121,18 @@ export function routerSettings(config: ReprobenchConfig): RouterSettings {
   };
 }
 
+/** The server and router images the config names by tag rather than by digest, with their keys. */
+export function mutableImageRefs(config: ReprobenchConfig): { key: string; ref: string }[] {
+  const refs: { key: string; ref: string }[] = [];
+  const add = (key: string, ref: string | null) => {
+    if (ref !== null && !ref.includes("@sha256:") && !refs.some((r) => r.ref === ref)) refs.push({ key, ref });
+  };
+  add("reprobench:sglang.image", config.sglang.image);
+  for (const [host, o] of Object.entries(config.sglang.overrides)) add(`reprobench:sglang.overrides.${host}.image`, o.image ?? null);
+  if (config.router.enabled) add("reprobench:router.image", config.router.image);
+  return refs;
+}
+
 /** The proxy bridge's settings as the ProxyBridge component takes them. */
 export function bridgeSettings(config: ReprobenchConfig): BridgeSettings {
   return { bridgePort: config.proxy.bridgePort, containerHost: config.proxy.containerHost, checkImage: config.toolBundle.canaryImage, checkUrl: config.proxy.checkUrl };

@@ -631,6 +631,12 @@ export const configSchema = z
     toolBundle: toolBundleSchema.default({}),
     harbor: harborSchema.default({}),
     run: runSchema.default({}),
+    /**
+     * Let `up` restart a model server, the router, dockerd or a bridge while a Harbor job runs on the
+     * cluster (its running trials lose their model server; `up` names them). Off: such a change is refused,
+     * naming the job, and nothing restarts.
+     */
+    allowRestartsDuringJobs: z.boolean().default(false),
   })
   .strict()
   // Resolve "same as …" defaults so consumers never see null where a value is implied.

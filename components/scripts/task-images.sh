@@ -81,7 +81,12 @@ while IFS= read -r image; do
   if id=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null) &&
     [ "$(docker image inspect --format '{{.Architecture}}' "$image")" = amd64 ]; then
     ready=$((ready + 1))
-    ids=$(jq -c --arg k "$image" --arg v "$id" '. + {($k): $v}' <<<"$ids")
+    # The registry digest the tag resolved to (what the manifest pins); the local id when the image
+    # never came from a registry.
+    repo=${image%@*}
+    case "${repo##*/}" in *:*) repo=${repo%:*} ;; esac
+    digest=$(docker image inspect --format '{{json .RepoDigests}}' "$image" | jq -r --arg repo "$repo" '[.[] | select(startswith($repo + "@"))][0] // empty')
+    ids=$(jq -c --arg k "$image" --arg v "${digest:-$id}" '. + {($k): $v}' <<<"$ids")
   else
     missing+=("$image")
   fi
