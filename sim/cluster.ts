@@ -62,7 +62,7 @@ export const RUNNER_HOST = "worker-b";
 
 /**
  * A cluster instance. The default one is what `reprobench sim` and the local stack use; a test can run
- * a separate instance (own network, subnet, ports, containers, state dir) in slot 1..5 so that it can
+ * a separate instance (own network, subnet, ports, containers, state dir) in slot 1..9 so that it can
  * bring its cluster down without touching the default one someone else may be using.
  */
 export interface SimInstance {
@@ -87,13 +87,14 @@ export interface InstanceLayout {
 
 export function instanceLayout(instance: SimInstance = DEFAULT_INSTANCE): InstanceLayout {
   const isDefault = instance.name === DEFAULT_INSTANCE.name;
-  if (isDefault ? instance.slot !== 0 : !Number.isInteger(instance.slot) || instance.slot < 1 || instance.slot > 5) {
-    throw new Error(`sim instance '${instance.name}': got slot ${instance.slot}; expected ${isDefault ? "0 for the default instance" : "an integer from 1 to 5 (0 is the default cluster's)"}`);
+  if (isDefault ? instance.slot !== 0 : !Number.isInteger(instance.slot) || instance.slot < 1 || instance.slot > 9) {
+    throw new Error(`sim instance '${instance.name}': got slot ${instance.slot}; expected ${isDefault ? "0 for the default instance" : "an integer from 1 to 9 (0 is the default cluster's)"}`);
   }
   if (!/^[a-z][a-z0-9-]{0,15}$/.test(instance.name)) {
     throw new Error(`sim instance name: got '${instance.name}'; expected lower-case letters, digits and '-' (at most 16, starting with a letter)`);
   }
-  const prefix = `172.31.${250 + instance.slot}`;
+  // 172.31.250-255 for the default and slots 1..5, then 172.30.250-253 (clear of docker's 172.17-19).
+  const prefix = instance.slot <= 5 ? `172.31.${250 + instance.slot}` : `172.30.${244 + instance.slot}`;
   const containerPrefix = isDefault ? "reprobench-sim" : `reprobench-sim-${instance.name}`;
   return {
     instance,

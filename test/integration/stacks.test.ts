@@ -114,6 +114,14 @@ describe("one cluster, several run stacks (real engine)", () => {
     const up = await runStack!.up({ onOutput: () => undefined });
     const jobName = String(up.outputs.jobName.value);
     expect(up.outputs.jobState.value).toBe("running");
+    // A worker flag change on the owner while that job runs: refused naming the job, and nothing restarts.
+    sim.editConfig((c) => (c.sglang.overrides = { "worker-b": { maxRunningRequests: 4 } }));
+    const refused = await owner.up({ onOutput: () => undefined }).then(() => new Error("up succeeded"), (err: Error) => err);
+    expect(refused.message).toMatch(new RegExp(`refusing to restart worker-b's model server \\(qwen38-worker-b\\) while a Harbor job runs on this cluster: ${jobName} \\(stack reprobench\\.local6x\\)`));
+    expect(await clusterState()).toEqual(before);
+    console.log(`stacks: a worker flag change under a running job: ${refused.message.split("\n").find((l) => l.includes("refusing to restart")) ?? ""}`);
+    sim.editConfig(() => undefined);
+
     const failure = await owner.destroy({ onOutput: () => undefined }).then(() => new Error("destroy succeeded"), (err: Error) => err);
     expect(failure.message).toContain(`stack reprobench.local6x runs job ${jobName}`);
     // Nothing of the cluster went: the workers and the router still run.

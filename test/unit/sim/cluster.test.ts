@@ -69,8 +69,17 @@ describe("instances", () => {
     expect(args).toContain("--label io.reprobench.sim.instance=itest");
   });
 
+  it("slots 6..9 get subnets of their own, clear of the first five and of docker's pools", () => {
+    const subnets = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((slot) => instanceLayout({ name: `s${slot}`, slot }).network.subnet);
+    expect(new Set(subnets).size).toBe(9);
+    expect(instanceLayout({ name: "s6", slot: 6 }).network.subnet).toBe("172.30.250.0/24");
+    expect(instanceLayout({ name: "s9", slot: 9 }).network.subnet).toBe("172.30.253.0/24");
+    expect(instanceLayout({ name: "s9", slot: 9 }).firstSshPort).toBe(3101);
+  });
+
   it("rejects a slot the default cluster owns and bad names", () => {
-    expect(() => instanceLayout({ name: "itest", slot: 0 })).toThrow(/got slot 0; expected an integer from 1 to 5/);
+    expect(() => instanceLayout({ name: "itest", slot: 0 })).toThrow(/got slot 0; expected an integer from 1 to 9/);
+    expect(() => instanceLayout({ name: "itest", slot: 10 })).toThrow(/got slot 10; expected an integer from 1 to 9/);
     expect(() => instanceLayout({ name: "default", slot: 2 })).toThrow(/expected 0 for the default instance/);
     expect(() => instanceLayout({ name: "Bad_Name", slot: 1 })).toThrow(/sim instance name: got 'Bad_Name'/);
   });
