@@ -88,7 +88,8 @@ describe("cluster on the simulated hosts (real engine)", () => {
     expect(preview.changeSummary.delete ?? 0).toBe(0);
     const replaced = [...diff.matchAll(/\+-docker:index\/container:Container: \(replace\)\s+\[id=[0-9a-f]+\]\s+\[urn=[^\]]*::([a-z-]+)\]/g)].map((m) => m[1]);
     expect(replaced).toEqual(["worker-b-sglang-container"]);
-    expect(diff).toContain('"--max-running-requests"');
+    // The one argv element that changed: --max-running-requests 5 → 4.
+    expect(diff).toMatch(/~ \[\d+\]: "5" => "4"/);
     const before = await ssh("worker-a", "docker inspect -f '{{.Id}}' qwen38-worker-a");
     const up = await stack.up({ onOutput: () => undefined });
     expect(up.summary.resourceChanges?.replace).toBe(1);
