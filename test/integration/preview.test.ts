@@ -20,10 +20,19 @@ interface Profile {
   hides?: string[];
 }
 
+/** Component types only a cluster-owning stack creates. */
+const CLUSTER_TYPES = ["HostAccess", "DockerDaemonConfig", "SglangWorker", "SglangRouter", "ToolBundle", "HarborRunner", "TaskImages", "ProxyBridge", "ModelBridge", "ClusterGuard"];
+
 const PROFILES: Record<string, Profile> = {
-  // Seed 000: two hosts × daemon config, two workers, router, tool bundle, API key, stack.
-  prod: { types: ["DockerDaemonConfig", "SglangWorker", "SglangRouter", "ToolBundle", "BenchmarkRun"], absent: ["ModelBridge"], shows: ["--max-running-requests", "--dp-aware", "api_base: http://127.0.0.1:30000/v1"] },
-  dev: { types: ["DockerDaemonConfig", "SglangWorker", "SglangRouter", "ToolBundle"], absent: ["ModelBridge"], shows: ["--max-running-requests"] },
+  // Seed 000's cluster: two hosts claimed, daemon config, two workers, router, tool bundle, Harbor; no job.
+  a100: {
+    types: ["HostAccess", "DockerDaemonConfig", "SglangWorker", "SglangRouter", "ToolBundle", "HarborRunner", "TaskImages", "ClusterGuard"],
+    absent: ["ModelBridge", "BenchmarkRun"],
+    shows: ["--max-running-requests", "--dp-aware", "lmsysorg/sglang:latest-runtime is a tag, not a digest"],
+  },
+  // Run stacks on a100 (not up here: previewed against Pulumi.a100.yaml): the job only, no cluster resource.
+  prod: { types: ["BenchmarkRun"], absent: CLUSTER_TYPES, shows: ["api_base: http://127.0.0.1:30000/v1", "agent_timeout_multiplier: 6", "n_concurrent_trials: 25", "previewing this run against Pulumi.a100.yaml"] },
+  dev: { types: ["BenchmarkRun"], absent: CLUSTER_TYPES, shows: ["agent_timeout_multiplier: 3", "regex-chess"] },
   // Seed 003: one H200, SGLang FP8 flags, no router, terminus-2 with reasoning_effort.
   "h200-fp8": {
     types: ["SglangWorker", "BenchmarkRun", "TaskImages"],
@@ -42,7 +51,7 @@ const PROFILES: Record<string, Profile> = {
   "gpt-oss-20b": {
     types: ["SglangWorker", "BenchmarkRun"],
     absent: ["SglangRouter", "ModelBridge"],
-    shows: ["--entrypoint", "vllm", "--tensor-parallel-size", "--gpu-memory-utilization", "model_name: openai/openai/gpt-oss-20b", "api_base: http://10.0.0.31:8000/v1"],
+    shows: ["vllm", "serve", "--tensor-parallel-size", "--gpu-memory-utilization", "model_name: openai/openai/gpt-oss-20b", "api_base: http://10.0.0.31:8000/v1"],
     hides: ["--tp-size", "--mem-fraction-static"],
   },
   // Seed 002 Run 3 as it ran: hf-sandbox, rendered only; no task images, proxy bridge or tool bundle on the runner.
@@ -63,6 +72,8 @@ describe.each(Object.keys(PROFILES))("pulumi preview --stack %s", (name) => {
     // Pulumi shows the YAML output structured ("key   : \"value\""); read it as "key: value".
     const output = events.join("").replace(/\s*:\s+/g, ": ").replace(/"/g, "");
     expect(result.changeSummary.create).toBeGreaterThanOrEqual(6);
+    // Nothing here is reachable: a preview that dialled a host would have failed.
+    expect(output).not.toMatch(/docker:index[^\n]*\(read\)|cannot be reached/);
     expect(result.changeSummary.update ?? 0).toBe(0);
     for (const type of profile.types) expect(output).toMatch(new RegExp(`reprobench:[a-z]+:${type}\\b`));
     for (const type of profile.absent) expect(output).not.toMatch(new RegExp(`reprobench:[a-z]+:${type}\\b`));
