@@ -5,7 +5,7 @@ import { BenchmarkRun } from "../components/benchmark-run";
 import { ClusterGuard } from "../components/cluster-guard";
 import { DockerDaemonConfig } from "../components/docker-daemon";
 import { HarborRunner } from "../components/harbor-runner";
-import { type ClusterOwner, HostAccess } from "../components/host-access";
+import { type ClusterOwner, HostAccess, HostRights } from "../components/host-access";
 import { ModelBridge } from "../components/model-bridge";
 import { ProxyBridge } from "../components/proxy-bridge";
 import { SglangRouter } from "../components/sglang-router";
@@ -53,11 +53,13 @@ const runnerConnection = sshConnection(loaded, runner.name);
 // Every change that restarts a server, the router, dockerd or a bridge is first checked against the jobs
 // running on the runner (any stack's).
 const restartGuard = { runnerConnection, currentDir: `${config.harbor.workDir}/runs/current.d`, allowDuringJobs: config.allowRestartsDuringJobs };
+// The logins' rights on every host first: a login without them anywhere stops `up` before any host changes.
+const rights = config.hosts.map((host) => new HostRights(`${host.name}-rights`, { connection: sshConnection(loaded, host.name) }));
 const access: Record<string, HostAccess> = {};
 const daemons: Record<string, DockerDaemonConfig> = {};
 for (const host of config.hosts) {
   const connection = sshConnection(loaded, host.name);
-  access[host.name] = new HostAccess(host.name, { connection, owner });
+  access[host.name] = new HostAccess(host.name, { connection, owner, after: rights });
   daemons[host.name] = new DockerDaemonConfig(
     `${host.name}-docker`,
     { connection, settings: config.docker, hostName: host.name, restartGuard },
@@ -198,8 +200,8 @@ new ClusterGuard(
 );
 
 // What will run, readable in `pulumi preview` before anything exists (the job name is fixed at create).
-// Absent things are undefined (no output), not sentinel strings.
-return {
+// Absent things are no output at all, not sentinel strings.
+return definedOnly({
   workerUrls: workers.map((w) => w.url),
   workerServerInfo: workers.map((w) => w.serverInfo),
   routerUrl: router?.url,
@@ -227,5 +229,10 @@ return {
   hostConnections: pulumi.secret(config.hosts.map((h) => sshConnection(loaded, h.name))),
   taskImagesReport: taskImages?.report,
   workerServerInfoByHost: pulumi.all(Object.fromEntries(workerHosts.map((h, i) => [h.name, workers[i].serverInfo]))),
-};
+});
+}
+
+/** The outputs without the absent ones (Pulumi would warn about each undefined one). */
+function definedOnly(outputs: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(outputs).filter(([, v]) => v !== undefined));
 }
