@@ -74,6 +74,10 @@ def _message_text(content: Any) -> str:
     return str(content)
 
 
+# The window sglang:gen_throughput averages over (SGLang reports its last decode-log interval).
+THROUGHPUT_WINDOW_SECONDS = 10.0
+
+
 class RankState:
     def __init__(self, rank: int, max_running: int) -> None:
         self.rank = rank
@@ -85,6 +89,21 @@ class RankState:
         self.waiting = 0
         self.peak_inflight = 0
         self.tokens_out = 0
+        # (time, completion tokens) of recent replies, for sglang:gen_throughput.
+        self.token_events: List[Tuple[float, int]] = []
+
+    def add_tokens(self, tokens: int, now: float) -> None:
+        """Caller holds the state lock."""
+        self.tokens_out += tokens
+        self.token_events.append((now, tokens))
+        cutoff = now - THROUGHPUT_WINDOW_SECONDS
+        while self.token_events and self.token_events[0][0] < cutoff:
+            self.token_events.pop(0)
+
+    def gen_throughput(self, now: float) -> float:
+        """Tokens per second over the last window. Caller holds the state lock."""
+        cutoff = now - THROUGHPUT_WINDOW_SECONDS
+        return sum(t for at, t in self.token_events if at >= cutoff) / THROUGHPUT_WINDOW_SECONDS
 
 
 class DoubleState:
@@ -205,6 +224,7 @@ class DoubleState:
         with self.lock:
             for r in self.ranks:
                 r.requests = r.routed_by_router = r.peak_inflight = r.tokens_out = 0
+                r.token_events.clear()
             self.by_path.clear()
             self.unauthorized = 0
         self.scenario.reset_counts()
@@ -433,9 +453,38 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
             self._json(404, {"detail": "Not Found"})
 
     def _metrics(self) -> str:
-        lines = ["# TYPE sglang:num_requests_total counter"]
-        for r in self.state.stats()["ranks"]:
-            lines.append(f'sglang:num_requests_total{{dp_rank="{r["dp_rank"]}",model_name="{self.state.served_model_name}"}} {r["requests"]}')
+        """Prometheus text as SGLang serves it with --enable-metrics (only then is /metrics routed).
+
+        The scheduler gauges have SGLang's names and labels: sglang:num_running_reqs, sglang:num_queue_reqs,
+        sglang:gen_throughput, sglang:token_usage and sglang:max_total_num_tokens are SchedulerMetricsCollector
+        gauges (sgl-project/sglang python/sglang/srt/metrics/collector.py), labelled model_name, engine_type
+        ("unified"), tp_rank, pp_rank and, with DP, dp_rank (scheduler_metrics_mixin.py init_metrics). Only
+        TP rank 0 reports by default, so every series here has tp_rank="0".
+        """
+        state = self.state
+        now = time.time()
+        model = state.served_model_name.replace("\\", "\\\\").replace('"', '\\"')
+        with state.lock:
+            ranks = [(r.rank, r.inflight, r.waiting, r.requests, r.gen_throughput(now)) for r in state.ranks]
+
+        def labels(rank: int) -> str:
+            dp = f',dp_rank="{rank}"' if state.dp_size > 1 else ""
+            return f'{{model_name="{model}",engine_type="unified",tp_rank="0",pp_rank="0"{dp}}}'
+
+        gauges = [
+            ("sglang:num_running_reqs", "The number of running requests.", lambda r: r[1]),
+            ("sglang:num_queue_reqs", "The number of requests in the waiting queue.", lambda r: r[2]),
+            ("sglang:gen_throughput", "The generation throughput (token/s).", lambda r: round(r[4], 3)),
+            ("sglang:token_usage", "The token usage.", lambda r: 0.0),
+            ("sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", lambda r: SIMULATED_TOKEN_CAPACITY),
+        ]
+        lines: List[str] = []
+        for name, doc, value in gauges:
+            lines += [f"# HELP {name} {doc}", f"# TYPE {name} gauge"]
+            lines += [f"{name}{labels(r[0])} {value(r)}" for r in ranks]
+        # Request count (TokenizerMetricsCollector's counter; one per server in SGLang, kept per rank here).
+        lines += ["# HELP sglang:num_requests_total Number of requests processed.", "# TYPE sglang:num_requests_total counter"]
+        lines += [f'sglang:num_requests_total{{dp_rank="{r[0]}",model_name="{model}"}} {r[3]}' for r in ranks]
         return "\n".join(lines) + "\n"
 
     # -- test hooks -------------------------------------------------------------------------------
@@ -635,7 +684,7 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
                 content_tokens += sum(_approx_tokens(call["function"]["arguments"]) for call in tool_calls)
             completion_tokens = content_tokens + reasoning_tokens
             with self.state.lock:
-                rank_state.tokens_out += completion_tokens
+                rank_state.add_tokens(completion_tokens, time.time())
             response_id = f"chatcmpl-{self.state.host_tag}-dp{rank}-{uuid.uuid4().hex[:16]}"
             fingerprint = f"sglang-double:{self.state.host_tag}:dp{rank}"
             model = body.get("model") if isinstance(body.get("model"), str) else self.state.served_model_name
@@ -716,6 +765,8 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
             reply = self._render(outcome.reply or self.state.scenario.default, rank)
             # No chat template, so no thinking: plain text completion within the budget.
             content, _, finish, tokens, _ = self._limit(reply.content, None, reply.finish_reason, body)
+            with self.state.lock:
+                rank_state.add_tokens(tokens, time.time())
             self._json(200, {
                 "id": f"cmpl-{self.state.host_tag}-dp{rank}-{uuid.uuid4().hex[:16]}",
                 "object": "text_completion",
@@ -738,6 +789,8 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
         try:
             reply = self._render(outcome.reply or self.state.scenario.default, rank)
             content, _, finish, tokens, _ = self._limit(reply.content, None, reply.finish_reason, params)
+            with self.state.lock:
+                rank_state.add_tokens(tokens, time.time())
             finish_reason: Dict[str, Any] = {"type": "length", "length": tokens} if finish == "length" else {"type": "stop", "matched": 151645}
             self._json(200, {
                 "text": content,
