@@ -141,7 +141,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
       const text = `${failure.message}\n${events.join("")}`;
       expect(text).toMatch(/host worker-a \(root@127\.0\.0\.1:\d+\) cannot be reached over SSH/);
       expect(text).not.toMatch(/\(replace\)|\(delete-replaced\)/);
-      console.log(`cluster: preview --refresh with sshd stopped on worker-a:\n${text.split("\n").filter((l) => /error|worker-a|cannot be reached/.test(l)).slice(0, 8).join("\n")}`);
+      console.log(`cluster: preview --refresh with sshd stopped on worker-a:\n${text.split("\n").filter((l) => /error:|cannot be reached|Connection refused/.test(l)).slice(0, 8).join("\n")}`);
     } finally {
       await sshd("start");
     }
