@@ -166,6 +166,28 @@ describe("cluster on the simulated hosts (real engine)", () => {
     expect(await ssh("worker-a", "docker ps -q --no-trunc | sort")).toBe(containers);
   });
 
+  it("a server that dies while loading fails the gate with its log, and leaves no container Pulumi does not know", async () => {
+    // An unknown flag: the double exits 2 at start, as SGLang's argparse does.
+    editConfig((c) => (c.sglang.overrides = { "worker-a": { extraArgs: ["--reprobench-no-such-flag"] } }));
+    const failure = await stack.up({ onOutput: () => undefined }).then(() => new Error("up succeeded"), (err: Error) => err);
+    expect(failure.message).toMatch(/container exited before \/health answered 200/);
+    expect(failure.message).toMatch(/unrecognized arguments: --reprobench-no-such-flag/);
+    const onHost = (await ssh("worker-a", "docker ps -a --no-trunc --filter label=io.reprobench.managed=1 --format '{{.ID}} {{.Names}} {{.State}}'")).trim().split("\n");
+    const resources = (await stack.exportStack()).deployment.resources as { type: string; outputs?: Record<string, unknown> }[];
+    const known = resources.filter((r) => r.type === "docker:index/container:Container").map((r) => String(r.outputs?.id));
+    console.log(`cluster: after a failed gate, docker ps -a on worker-a:\n${onHost.join("\n")}`);
+    expect(onHost).toHaveLength(1);
+    const [id, name, state] = onHost[0].split(" ");
+    expect(name).toBe("qwen38-worker-a");
+    expect(state).not.toBe("running");
+    // Recorded in the state: the next up replaces it, destroy removes it.
+    expect(known).toContain(id);
+    editConfig(() => undefined);
+    const healed = await stack.up({ onOutput: () => undefined });
+    expect(healed.summary.result).toBe("succeeded");
+    expect(await ssh("worker-a", "docker inspect -f '{{.State.Running}}' qwen38-worker-a")).toContain("true");
+  });
+
   describe("refused faults leave daemon.json byte-identical", () => {
     const cases: [string, (c: LooseConfig) => void, RegExp][] = [
       ["invalid pool", (c) => (c.docker.addressPools = [{ base: "172.18.0.0/15", size: 33 }]), /reprobench:docker\.addressPools\[0\]\.size/],
