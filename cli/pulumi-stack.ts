@@ -44,20 +44,45 @@ export interface OpenStack {
 }
 
 /**
+ * The `pulumi` first on PATH (env.sh puts the toolchain's there), as an install root <root>/bin/pulumi so
+ * that the Automation API also puts its directory, with the language host, first on PATH.
+ */
+export async function findPulumiCommand(env: Record<string, string> = {}): Promise<PulumiCommand> {
+  try {
+    const dir = (env.PATH ?? process.env.PATH ?? "").split(":").find((d) => d && existsSync(join(d, "pulumi")));
+    return await PulumiCommand.get(dir && basename(dir) === "bin" ? { root: dirname(dir) } : {});
+  } catch (err) {
+    throw new Error(`cannot run pulumi (${(err as Error).message.split("\n")[0]}); run reprobench through bin/reprobench, which installs the toolchain`);
+  }
+}
+
+/**
+ * A stack's outputs (secrets in plaintext: the caller must never print them), read through the Automation
+ * API (`pulumi stack output --json [--show-secrets]`) in the directory of the config copy, as `stack init`
+ * runs: that command takes no --config-file, and whatever it might write lands in the ignored copy, never
+ * in the tracked Pulumi.<stack>.yaml. Never creates a stack: a missing one is an error naming it.
+ */
+export async function readStackOutputs(root: string, name: string, env: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const copy = refreshStackConfigCopy(root, name);
+  const pulumiCommand = await findPulumiCommand(env);
+  const workspace = await LocalWorkspace.create({ envVars: { ...env, ...PULUMI_ENV }, pulumiCommand, workDir: copy.dir });
+  try {
+    const outputs = await workspace.stackOutputs(name);
+    return Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, v.value]));
+  } catch (err) {
+    const stderr = pulumiStderr(err);
+    if (/no stack named/i.test(stderr)) throw new Error(`no stack '${name}' in the Pulumi backend (${env.PULUMI_BACKEND_URL ?? process.env.PULUMI_BACKEND_URL ?? "default"}): it was never brought up here (reprobench up --stack ${name})`);
+    throw new Error(`pulumi stack output --stack ${name}: ${stderr.split("\n").slice(-3).join(" ")}`);
+  }
+}
+
+/**
  * Selects the stack in the checkout's workspace, creating it (outside the checkout's files) if needed.
  * `env` adds to the process environment (which bin/reprobench filled from scripts/env.sh).
  */
 export async function openStack(root: string, name: string, env: Record<string, string> = {}): Promise<OpenStack> {
   const copy = refreshStackConfigCopy(root, name);
-  let pulumiCommand: PulumiCommand;
-  try {
-    // The `pulumi` first on PATH (env.sh puts the toolchain's there), as an install root <root>/bin/pulumi
-    // so that the Automation API also puts its directory, with the language host, first on PATH.
-    const dir = (env.PATH ?? process.env.PATH ?? "").split(":").find((d) => d && existsSync(join(d, "pulumi")));
-    pulumiCommand = await PulumiCommand.get(dir && basename(dir) === "bin" ? { root: dirname(dir) } : {});
-  } catch (err) {
-    throw new Error(`cannot run pulumi (${(err as Error).message.split("\n")[0]}); run reprobench through bin/reprobench, which installs the toolchain`);
-  }
+  const pulumiCommand = await findPulumiCommand(env);
   const options = { envVars: { ...env, ...PULUMI_ENV }, pulumiCommand };
   const workspace = await LocalWorkspace.create({ ...options, workDir: root });
   try {

@@ -4,6 +4,8 @@ import { report } from "./report";
 import { resume, rerun } from "./resume";
 import { validate } from "./validate";
 import { pull } from "./pull";
+import { logs } from "./logs";
+import { status } from "./status";
 import { sim } from "./sim";
 import { down, preview, up } from "./stack";
 // The subcommand table. Each entry lives in its own file; keep one import and one line per command.
@@ -25,5 +27,7 @@ export const commands: Record<string, Command> = {
   rerun,
   validate,
   pull,
+  status,
+  logs,
   sim,
 };

@@ -1,5 +1,6 @@
-// `reprobench pull <ssh target> <remote job dir> <local dir>` — resumable copy of a job dir from the runner
-// host. argv construction is pure (results/pull.ts); this file runs the processes.
+// `reprobench pull --stack S [DIR]` or `reprobench pull <ssh target> <remote job dir> <local dir>` — resumable
+// copy of a job dir from the runner host. argv construction is pure (results/pull.ts); this file runs the
+// processes; the stack form finds the runner, its key and the job through the stack's outputs.
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -15,11 +16,39 @@ import {
   remoteListArgv,
   remoteTarArgv,
   rsyncArgv,
+  shellQuote,
+  sshArgv,
   validatePull,
 } from "../../results/pull";
 
-const HELP = `usage: reprobench pull <ssh target> <remote job dir> <local dir> [--method auto|rsync|tar]
+/** Pull options for a stack's job: its runner from the stack's outputs, the key and pinned host key in 0600 files. */
+async function stackPullOptions(stack: string, localDir: string, jobName: string | undefined): Promise<{ o: PullOptions; manifest: { remote: string; local: string } }> {
+  const { stackAccess, connectionOf } = await import("../stack-access");
+  const { writeSshMaterial } = await import("../../components/ssh");
+  const access = await stackAccess(stack, { root: path.resolve(__dirname, "..", "..") });
+  const name = jobName ?? access.job?.name;
+  if (!name) throw new Error(`stack '${stack}' has no job in its outputs (not run yet, or destroyed): name one with --job (\`reprobench status --stack ${stack}\` shows the last one)`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new Error(`--job: got '${name}'; expected a job name (letters, digits, '.', '_', '-')`);
+  const c = connectionOf(access, access.cluster.runner);
+  const files = writeSshMaterial(c);
+  const o: PullOptions = {
+    target: `${c.user}@${c.host.includes(":") ? `[${c.host}]` : c.host}`,
+    remoteDir: path.posix.join(access.jobsDir, name),
+    localDir: path.resolve(localDir),
+    port: c.port,
+    identity: files.keyFile,
+    sshOptions: ["IdentitiesOnly=yes", "StrictHostKeyChecking=yes", `UserKnownHostsFile=${files.knownHostsFile}`, "LogLevel=ERROR"],
+  };
+  return { o, manifest: { remote: path.posix.join(access.jobsDir, `${name}.reprobench-manifest.json`), local: path.join(o.localDir, `${name}.reprobench-manifest.json`) } };
+}
+
+const HELP = `usage: reprobench pull --stack NAME [DIR] [--job NAME] [--method auto|rsync|tar]
+       reprobench pull <ssh target> <remote job dir> <local dir> [--method auto|rsync|tar]
                       [--port N] [--identity FILE] [-o Key=Value]… [--ssh PROGRAM]
+
+With --stack: the stack's job (or --job, another job in the same jobs directory) from its runner host,
+reached through the stack's outputs (pinned host key, the stack's key), into DIR/<job name> (default
+DIR: ./reprobench-jobs), with the run manifest beside it (what \`reprobench report\` shows on top).
 
 Copies the job dir into <local dir>/<job name>. Resumable: run it again after an interruption or
 while the job is still running. rsync over ssh when both hosts have rsync (partial files kept aside),
@@ -95,6 +124,8 @@ export const pull: Command = {
         identity: { type: "string" },
         option: { type: "string", short: "o", multiple: true },
         ssh: { type: "string" },
+        stack: { type: "string", short: "s" },
+        job: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -102,20 +133,34 @@ export const pull: Command = {
       console.log(HELP);
       return 0;
     }
-    if (positionals.length !== 3) {
-      console.error(`reprobench pull: give <ssh target> <remote job dir> <local dir>\n\n${HELP}`);
-      return 2;
+    let o: PullOptions;
+    let manifest: { remote: string; local: string } | undefined;
+    if (values.stack !== undefined) {
+      if (positionals.length > 1) {
+        console.error(`reprobench pull --stack: give at most one local DIR\n\n${HELP}`);
+        return 2;
+      }
+      for (const flag of ["port", "identity", "option", "ssh"] as const) {
+        if (values[flag] !== undefined) throw new Error(`--${flag} does not go with --stack: the stack's outputs say how to reach its runner`);
+      }
+      ({ o, manifest } = await stackPullOptions(values.stack, positionals[0] ?? "reprobench-jobs", values.job));
+    } else {
+      if (values.job !== undefined) throw new Error("--job goes with --stack");
+      if (positionals.length !== 3) {
+        console.error(`reprobench pull: give --stack NAME [DIR], or <ssh target> <remote job dir> <local dir>\n\n${HELP}`);
+        return 2;
+      }
+      const [target, remoteDir, localDir] = positionals;
+      o = {
+        target,
+        remoteDir,
+        localDir: path.resolve(localDir),
+        port: values.port === undefined ? undefined : Number(values.port),
+        identity: values.identity,
+        sshOptions: values.option,
+        ssh: values.ssh,
+      };
     }
-    const [target, remoteDir, localDir] = positionals;
-    const o: PullOptions = {
-      target,
-      remoteDir,
-      localDir: path.resolve(localDir),
-      port: values.port === undefined ? undefined : Number(values.port),
-      identity: values.identity,
-      sshOptions: values.option,
-      ssh: values.ssh,
-    };
     validatePull(o);
     if (!["auto", "rsync", "tar"].includes(values.method!)) throw new Error(`--method '${values.method}' must be auto, rsync or tar`);
     fs.mkdirSync(o.localDir, { recursive: true });
@@ -124,15 +169,24 @@ export const pull: Command = {
       const localRsync = spawnSync("rsync", ["--version"], { stdio: "ignore" }).status === 0;
       method = localRsync && run(remoteHasRsyncArgv(o)).code === 0 ? "rsync" : "tar";
     }
+    let code = 0;
     if (method === "rsync") {
       const argv = rsyncArgv(o);
       console.log(`rsync → ${localJobDir(o)}`);
       const r = spawnSync(argv[0], argv.slice(1), { stdio: "inherit" });
       if (r.error) throw new Error(`rsync: ${r.error.message}`);
-      return r.status ?? 1;
+      code = r.status ?? 1;
+    } else {
+      const n = await pullWithTar(o);
+      console.log(`tar over ssh → ${localJobDir(o)}: ${n} file(s) fetched${n === 0 ? " (already complete)" : ""}`);
     }
-    const n = await pullWithTar(o);
-    console.log(`tar over ssh → ${localJobDir(o)}: ${n} file(s) fetched${n === 0 ? " (already complete)" : ""}`);
-    return 0;
+    if (code === 0 && manifest) {
+      const r = run([...sshArgv(o), o.target, `cat ${shellQuote(manifest.remote)}`]);
+      if (r.code === 0) {
+        fs.writeFileSync(manifest.local, r.stdout);
+        console.log(`run manifest → ${manifest.local}`);
+      } else console.log(`(no run manifest at ${manifest.remote})`);
+    }
+    return code;
   },
 };

@@ -33,6 +33,15 @@ describe("bin/reprobench without the Pulumi toolchain", () => {
     expect(readdirSync(cache)).toEqual([]);
   });
 
+  it("pull in its address form runs on Node alone too (only pull --stack reads a stack)", () => {
+    const cache = tmp("reprobench-emptycache-");
+    const r = reprobench(["pull", "--help"], { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, REPROBENCH_CACHE: cache }, tmpdir());
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("reprobench pull --stack NAME [DIR]");
+    expect(r.stderr).not.toContain("[toolchain");
+    expect(readdirSync(cache)).toEqual([]);
+  });
+
   it("without Node >= 22 says what it found and what to do", () => {
     const fakeBin = tmp("reprobench-fakenode-");
     // A node 20 first on PATH (whatever the machine has after it).

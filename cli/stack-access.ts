@@ -1,0 +1,249 @@
+// How `status`, `logs` and `pull --stack` reach a stack's hosts and job: everything from the stack's outputs
+// (and, for a run stack, its owner's) — host connections with pinned host keys, the cluster's public config,
+// the job's name, directory, log and unit. No address is typed by hand. A stack whose outputs are gone
+// (destroyed) still reaches its hosts when its stack file names key files, and finds its last job on the
+// runner (runs/current.d/<project>.<stack>). Secrets (private keys, the API key) stay in memory or in 0600
+// files; nothing here prints them.
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import * as path from "node:path";
+import YAML from "yaml";
+import type { ReprobenchConfig } from "../infra/config-schema";
+import { type HostConnection, sshOptions, writeSshMaterial } from "../components/ssh";
+
+/** What the CLI needs to know about the cluster, from its public config. */
+export interface ClusterView {
+  hosts: { name: string; roles: string[] }[];
+  workers: { host: string; url: string; containerName: string }[];
+  router: { host: string; containerName: string; metricsUrl: string } | null;
+  runner: string;
+  harbor: { workDir: string; jobsDir: string };
+}
+
+export interface JobRef {
+  name: string;
+  dir: string;
+  log: string | null;
+  unit: string | null;
+  pid: number | null;
+  /** jobState as `up` recorded it. */
+  state: string | null;
+}
+
+export interface StackAccess {
+  stack: string;
+  /** "<project>.<stack>": the runner's runs/current.d/ entry of this stack. */
+  stackId: string;
+  /** The owning stack of a run stack, else null. */
+  owner: string | null;
+  cluster: ClusterView;
+  connections: Map<string, HostConnection>;
+  /** The router's/servers' API key (secret), when the outputs have it. */
+  apiKey: string | null;
+  /** The stack's job from its outputs; null when it has none (no run, or destroyed). */
+  job: JobRef | null;
+  jobsDir: string;
+  notes: string[];
+}
+
+export interface AccessOptions {
+  root: string;
+  /** Environment for pulumi (backend, passphrase, PATH). */
+  env?: Record<string, string>;
+  /** Injected in tests. */
+  readOutputs?: (stack: string) => Promise<Record<string, unknown>>;
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
+
+function projectName(root: string): string {
+  const file = path.join(root, "Pulumi.yaml");
+  const doc = YAML.parse(readFileSync(file, "utf8")) as { name?: unknown } | null;
+  if (!doc || typeof doc.name !== "string") throw new Error(`${file} has no project name`);
+  return doc.name;
+}
+
+/** The cluster view of a (public) config: workers, router, runner, Harbor paths. */
+export async function clusterView(config: ReprobenchConfig): Promise<ClusterView> {
+  // Loaded lazily: config-derive pulls in the component spec modules.
+  const { hostsWithRole, soleHostWithRole, workerSettings } = await import("../infra/config-derive");
+  const workers = hostsWithRole(config, "worker").map((h) => {
+    const s = workerSettings(config, h.name);
+    return { host: h.name, url: s.url, containerName: s.containerName };
+  });
+  const routerHosts = config.router?.enabled === false ? [] : hostsWithRole(config, "router");
+  const router = routerHosts.length === 1
+    ? { host: routerHosts[0].name, containerName: config.router.containerName, metricsUrl: `http://127.0.0.1:${config.router.prometheusPort}/metrics` }
+    : null;
+  return {
+    hosts: config.hosts.map((h) => ({ name: h.name, roles: [...h.roles] })),
+    workers,
+    router,
+    runner: soleHostWithRole(config, "runner").name,
+    harbor: { workDir: config.harbor.workDir, jobsDir: config.harbor.jobsDir },
+  };
+}
+
+function connectionsFromOutputs(value: unknown, source: string): Map<string, HostConnection> {
+  if (!Array.isArray(value)) throw new Error(`${source} has no hostConnections output`);
+  const out = new Map<string, HostConnection>();
+  for (const c of value as HostConnection[]) {
+    if (!c || typeof c.name !== "string" || typeof c.privateKey !== "string" || !c.privateKey) continue;
+    out.set(c.name, c);
+  }
+  return out;
+}
+
+/** Connections from a stack file whose hosts name key files (the simulated cluster's do). */
+async function connectionsFromStackFile(root: string, stack: string, config: ReprobenchConfig): Promise<Map<string, HostConnection>> {
+  const { readLocalFiles, privateKeyFor } = await import("../infra/config");
+  const files = readLocalFiles(config, root);
+  const out = new Map<string, HostConnection>();
+  const missing: string[] = [];
+  for (const h of config.hosts) {
+    const key = privateKeyFor(config, files, h.name);
+    const hostKey = files.hostKeys[h.name];
+    if (!key || key.startsWith("[secret") || !hostKey) {
+      missing.push(h.name);
+      continue;
+    }
+    out.set(h.name, { name: h.name, host: h.ssh.host, port: h.ssh.port, user: h.ssh.user, privateKey: key, hostKey });
+  }
+  if (missing.length) {
+    throw new Error(
+      `stack '${stack}' has no outputs (destroyed, or never up) and Pulumi.${stack}.yaml gives no readable key file for ${missing.join(", ")} ` +
+        `(its keys are Pulumi secrets, which only the stack's outputs carry): bring the stack up, or use \`reprobench pull <user@host> <dir> <local dir>\``,
+    );
+  }
+  return out;
+}
+
+async function stackFileConfig(root: string, stack: string): Promise<ReprobenchConfig> {
+  const { checkStackFile } = await import("../infra/config-stackfile");
+  const file = path.join(root, `Pulumi.${stack}.yaml`);
+  const check = checkStackFile(file);
+  if (!check.ok || !check.config) throw new Error(`Pulumi.${stack}.yaml does not validate (reprobench config validate ${file})`);
+  return check.config;
+}
+
+function runStackOwner(root: string, stack: string): string | null {
+  const file = path.join(root, `Pulumi.${stack}.yaml`);
+  if (!existsSync(file)) return null;
+  const doc = YAML.parse(readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
+  return str(doc?.config?.["reprobench:cluster"]);
+}
+
+/** Resolves a stack to its hosts and job. Throws with the reason (no stack file, no stack, no cluster). */
+export async function stackAccess(stack: string, o: AccessOptions): Promise<StackAccess> {
+  if (!/^[A-Za-z0-9_.-]+$/.test(stack)) throw new Error(`invalid stack name ${JSON.stringify(stack)}`);
+  if (!existsSync(path.join(o.root, `Pulumi.${stack}.yaml`))) throw new Error(`no stack file Pulumi.${stack}.yaml in ${o.root} (stacks are the Pulumi.<name>.yaml files there)`);
+  const readOutputs = o.readOutputs ?? (async (s: string) => (await import("./pulumi-stack")).readStackOutputs(o.root, s, o.env ?? {}));
+  const notes: string[] = [];
+  const outputs = await readOutputs(stack);
+  const owner = str(outputs.cluster) ?? runStackOwner(o.root, stack);
+  let ownerOutputs: Record<string, unknown> = outputs;
+  if (owner) {
+    // The owner's stack name may be qualified (org/project/name); its stack file is Pulumi.<name>.yaml.
+    const ownerFile = owner.split("/").pop()!;
+    ownerOutputs = await readOutputs(existsSync(path.join(o.root, `Pulumi.${ownerFile}.yaml`)) ? ownerFile : owner).catch((err: Error) => {
+      throw new Error(`stack '${stack}' runs on the cluster of stack '${owner}', which cannot be read: ${err.message}`);
+    });
+  }
+  const clusterSource = owner ? `stack '${owner}'` : `stack '${stack}'`;
+  let config: ReprobenchConfig;
+  let connections: Map<string, HostConnection>;
+  if (ownerOutputs.clusterConfig && ownerOutputs.hostConnections) {
+    config = ownerOutputs.clusterConfig as ReprobenchConfig;
+    connections = connectionsFromOutputs(ownerOutputs.hostConnections, clusterSource);
+  } else if (owner) {
+    throw new Error(`stack '${stack}' runs on the cluster of stack '${owner}', which has no outputs: it is not up (reprobench up --stack ${owner})`);
+  } else {
+    config = await stackFileConfig(o.root, stack);
+    connections = await connectionsFromStackFile(o.root, stack, config);
+    notes.push(`stack ${stack} has no outputs (destroyed, or never up): hosts reached with the key files of Pulumi.${stack}.yaml`);
+  }
+  const cluster = await clusterView(config);
+  const jobName = str(outputs.jobName);
+  const jobsDir = str(outputs.jobsDir) ?? cluster.harbor.jobsDir;
+  const job: JobRef | null = jobName
+    ? {
+        name: jobName,
+        dir: path.posix.join(jobsDir, jobName),
+        log: str(outputs.jobLog),
+        unit: str(outputs.harborUnit),
+        pid: typeof outputs.harborPid === "number" && outputs.harborPid > 0 ? outputs.harborPid : null,
+        state: str(outputs.jobState),
+      }
+    : null;
+  return {
+    stack,
+    stackId: `${projectName(o.root)}.${stack}`,
+    owner,
+    cluster,
+    connections,
+    apiKey: str(ownerOutputs.sglangApiKey),
+    job,
+    jobsDir,
+    notes,
+  };
+}
+
+/** The connection of a host, or an error naming the host and the stack. */
+export function connectionOf(access: StackAccess, host: string): HostConnection {
+  const c = access.connections.get(host);
+  if (!c) throw new Error(`no SSH connection for host '${host}' in the outputs of ${access.owner ? `stack '${access.owner}'` : `stack '${access.stack}'`}`);
+  return c;
+}
+
+/**
+ * `ssh` argv for a connection (pinned host key, the stack's key in a 0600 file) and a remote command. A
+ * login that is not root but may sudo (hosts[].ssh.sudo) runs it through `sudo -n` (never a prompt).
+ */
+export function sshArgvFor(c: HostConnection, remoteCommand: string, opts: { tty?: boolean; connectTimeoutSecs?: number } = {}): string[] {
+  const files = writeSshMaterial(c);
+  const options = sshOptions(files).map((o) => (o.startsWith("ConnectTimeout=") && opts.connectTimeoutSecs ? `ConnectTimeout=${opts.connectTimeoutSecs}` : o));
+  const sudo = (c as HostConnection & { sudo?: boolean }).sudo === true && c.user !== "root";
+  const command = sudo ? `sudo -n -- bash -c ${shellQuoteWord(remoteCommand)}` : remoteCommand;
+  return ["ssh", ...options, "-o", "LogLevel=ERROR", ...(opts.tty ? ["-t"] : []), "-p", String(c.port), "-l", c.user, c.host, command];
+}
+
+function shellQuoteWord(v: string): string {
+  return `'${v.replace(/'/g, `'\\''`)}'`;
+}
+
+export class UnreachableHostError extends Error {}
+
+/**
+ * Runs a bash script on a host, its inputs exported first, all on stdin (secrets never on a command line).
+ * Resolves to stdout; rejects naming the host (UnreachableHostError when ssh itself failed).
+ */
+export function runRemoteScript(c: HostConnection, script: string, env: Record<string, string>, opts: { timeoutMs?: number } = {}): Promise<string> {
+  const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
+  for (const k of Object.keys(env)) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new Error(`invalid variable name ${JSON.stringify(k)}`);
+  const prelude = Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}`).join("\n");
+  const marker = "reprobench: connected";
+  const argv = sshArgvFor(c, "bash -s");
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      const where = `host ${c.name} (${c.user}@${c.host}:${c.port})`;
+      const tail = err.replace(`${marker}\n`, "").trim().split("\n").slice(-5).join("\n");
+      if (code === 0) resolve(out);
+      else if (signal) reject(new UnreachableHostError(`${where}: no answer within ${Math.round(timeoutMs / 1000)}s`));
+      else if (code === 255 && !err.includes(marker)) reject(new UnreachableHostError(`${where} is unreachable over SSH: ${tail || "ssh exited 255"}`));
+      else reject(new Error(`${where}: remote script failed (exit ${code}): ${tail}`));
+    });
+    child.stdin.end(`echo ${marker} >&2\n${prelude}\n${script}\n`);
+  });
+}
