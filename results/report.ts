@@ -6,6 +6,7 @@ import { appliedOverrides, duration, int, otherWarnings, pct, scoreLine, superse
 import { LoadedManifest, manifestRows } from "./manifest";
 import { AuditReport, AuditTrial } from "./schema";
 import { CATEGORY_LABELS } from "./taxonomy";
+import { type Timeline, TIMELINE_OUTCOMES } from "./timeline";
 
 /** Reads Chart.js's UMD build from node_modules (inlined into the page, so nothing loads at view time). */
 export function loadChartJs(): string {
@@ -27,8 +28,18 @@ function trialRow(t: AuditTrial): string {
   return `| ${md(t.task)} | ${t.outcome} | ${t.reward ?? "—"} | ${t.exceptionType ?? ""} | ${t.category ? CATEGORY_LABELS[t.category] : ""}${t.suspectedInfra ? " (suspected infra)" : ""} | ${duration(t.durationSec)} | ${int(t.tokens.input)} / ${int(t.tokens.output)} | \`${md(t.path)}\` |`;
 }
 
-/** The Markdown report: manifest, conditions, scores, taxonomy with evidence, verdicts, per-task table. */
-export function renderMarkdown(r: AuditReport, manifest: LoadedManifest | null): string {
+/** The timeline as text: its extent and, per wall-clock hour, how the trials that ended in it ended. */
+function timelineMarkdown(t: Timeline): string[] {
+  if (t.bars.length === 0) return [];
+  const out = ["## Timeline", "", `${t.bars.length} trials from ${t.startedAt} over ${duration(t.hours * 3600)} in at most ${t.slots} concurrent slots (all passes; the HTML page draws them per slot).${t.skipped ? ` ${t.skipped} trial(s) without start/finish times left out.` : ""}`, ""];
+  out.push(`| hour | ${TIMELINE_OUTCOMES.join(" | ")} |`, `|---|${TIMELINE_OUTCOMES.map(() => "---").join("|")}|`);
+  for (const h of t.perHour) out.push(`| ${h.hour}–${h.hour + 1} h | ${TIMELINE_OUTCOMES.map((o) => h.counts[o]).join(" | ")} |`);
+  out.push("");
+  return out;
+}
+
+/** The Markdown report: manifest, conditions, scores, timeline, taxonomy with evidence, verdicts, per-task table. */
+export function renderMarkdown(r: AuditReport, manifest: LoadedManifest | null, timeline?: Timeline): string {
   const out: string[] = ["# Terminal-Bench run report", "", `generated ${r.generatedAt} from ${r.jobs.map((j) => `\`${j.name}\``).join(", ")}`, ""];
   out.push(...manifestMarkdown(manifest));
   out.push("## Run conditions", "");
@@ -44,6 +55,7 @@ export function renderMarkdown(r: AuditReport, manifest: LoadedManifest | null):
   out.push(`| all trials, all passes | ${int(r.tokens.allTrials.input)} | ${int(r.tokens.allTrials.cache)} | ${int(r.tokens.allTrials.output)} |`, "");
   const d = r.durations;
   out.push(`Wall clock ${duration(d.wallClockSec)}; trial duration median ${duration(d.trialSec.median)}, p90 ${duration(d.trialSec.p90)}, max ${duration(d.trialSec.max)}.`, "");
+  if (timeline) out.push(...timelineMarkdown(timeline));
   out.push("## Failure taxonomy", "", "| category | trials |", "|---|---|", ...r.taxonomy.map((c) => `| ${CATEGORY_LABELS[c.category]} | ${c.count} |`), "");
   const withEvidence = r.tasks.flatMap((t) => t.trials).filter((t) => t.evidence.length > 0);
   if (withEvidence.length) {
@@ -153,6 +165,30 @@ const PAGE_SCRIPT = `
     options: { indexAxis: "y", responsive: true, maintainAspectRatio: false, plugins: { legend: { display: false } },
       scales: { x: { ticks: { precision: 0 }, title: { display: true, text: "counted trials" } } } }
   });
+  var tl = JSON.parse(document.getElementById("timeline-data").textContent);
+  if (tl.bars.length) {
+    var colours = { "passed": "#2e9d5b", "failed": "#d64545", "agent timeout": "#8e7cc3", "errored": "#e69138", "cancelled": "#b8bcc2" };
+    var slots = [];
+    for (var i = 0; i < tl.slots; i++) slots.push("slot " + (i + 1));
+    var hm = function (h) { var m = Math.round(h * 60); return Math.floor(m / 60) + ":" + String(m % 60).padStart(2, "0"); };
+    var sets = tl.outcomes.map(function (o) {
+      var bars = tl.bars.filter(function (b) { return b.outcome === o; });
+      return { label: o, data: bars.map(function (b) { return { x: [b.start, b.end], y: "slot " + (b.slot + 1), b: b }; }),
+        backgroundColor: bars.map(function (b) { return b.counted ? colours[o] : colours[o] + "66"; }),
+        borderColor: bars.map(function (b) { return b.counted ? "#ffffff" : colours[o]; }), borderWidth: 1,
+        borderSkipped: false, barPercentage: 0.9, categoryPercentage: 1.0, grouped: false };
+    });
+    new Chart(document.getElementById("chart-timeline"), {
+      type: "bar",
+      data: { labels: slots, datasets: sets },
+      options: { indexAxis: "y", responsive: true, maintainAspectRatio: false,
+        scales: { x: { type: "linear", min: 0, max: Math.ceil(tl.hours * 4) / 4 || 0.25, ticks: { callback: function (v) { return hm(v); } },
+            title: { display: true, text: "wall clock (h:mm since " + tl.startedAt.replace("T", " ").replace(/\\.\\d+Z$/, "Z") + ")" } },
+          y: { stacked: true, ticks: { autoSkip: false, font: { size: tl.slots > 30 ? 8 : 11 } } } },
+        plugins: { legend: { position: "top" }, tooltip: { callbacks: { label: function (c) { var b = c.raw.b;
+          return b.trial + " (" + b.outcome + (b.exceptionType ? ", " + b.exceptionType : "") + (b.counted ? "" : ", superseded") + "): " + hm(b.start) + "–" + hm(b.end); } } } } }
+    });
+  }
   document.body.setAttribute("data-charts", "ready");
 })();
 `;
@@ -170,7 +206,7 @@ code { font-size: 11px; } .passed { color: #1a7f37; } .failed { color: #cf222e; 
 `;
 
 /** The self-contained HTML page. `chartJs` is the Chart.js UMD source (see loadChartJs). */
-export function renderHtml(r: AuditReport, manifest: LoadedManifest | null, chartJs: string): string {
+export function renderHtml(r: AuditReport, manifest: LoadedManifest | null, chartJs: string, timeline?: Timeline): string {
   const raw = r.scores.raw;
   const cor = r.scores.corrected;
   const card = (title: string, value: string, sub: string): string => `<div class="card"><span class="muted">${esc(title)}</span><b>${esc(value)}</b><span class="muted">${esc(sub)}</span></div>`;
@@ -200,6 +236,12 @@ export function renderHtml(r: AuditReport, manifest: LoadedManifest | null, char
     .join("");
   // JSON inside <script>: escape "<" so no string in the data can close the element.
   const data = JSON.stringify(chartData(r)).replace(/</g, "\\u003c");
+  const tl = timeline ?? { startedAt: null, slots: 0, hours: 0, bars: [], skipped: 0, perHour: [] };
+  const tlData = JSON.stringify({ ...tl, outcomes: TIMELINE_OUTCOMES }).replace(/</g, "\\u003c");
+  const tlHeight = Math.max(160, 16 * tl.slots + 90);
+  const timelineHtml = tl.bars.length
+    ? `<h2 id="timeline">Timeline</h2><p class="muted">every trial of every pass over wall-clock time, one row per concurrency slot (assigned in start order: the lowest slot free at a trial's start), coloured by outcome; pale bars are trials a later pass superseded.${tl.skipped ? ` ${tl.skipped} trial(s) without start/finish times left out.` : ""}</p><div class="chart" style="height:${tlHeight}px"><canvas id="chart-timeline"></canvas></div>`
+    : "";
   const safeLib = chartJs.replace(/<\/script/gi, "<\\/script");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -221,6 +263,7 @@ ${card("outcomes", `${raw.passed} / ${raw.failed} / ${raw.errored}`, "passed / f
 ${card("tokens (counted trials)", `${(r.tokens.chosen.input / 1e6).toFixed(1)}M in`, `${(r.tokens.chosen.output / 1e6).toFixed(2)}M out`)}
 ${card("wall clock", duration(r.durations.wallClockSec), `trial median ${duration(r.durations.trialSec.median)}`)}
 </div>
+${timelineHtml}
 <h2>Outcome per task</h2><div class="chart"><canvas id="chart-outcomes"></canvas></div>
 <h2>Duration per task</h2><div class="chart"><canvas id="chart-durations"></canvas></div>
 <h2>Tokens per task</h2><div class="chart"><canvas id="chart-tokens"></canvas></div>
@@ -231,6 +274,7 @@ ${verdicts ? `<h2>Manual verdicts</h2><table><tr><th>task</th><th>raw</th><th>ve
 <table><tr><th>task</th><th>outcome</th><th>reward</th><th>exception</th><th>category</th><th>duration</th><th>tokens in / out</th><th>trial</th></tr>${rows}</table>
 ${otherWarnings(r).length ? `<h2>Warnings</h2><ul>${otherWarnings(r).map((w) => `<li>${esc(w)}</li>`).join("")}</ul>` : ""}
 <script type="application/json" id="chart-data">${data}</script>
+<script type="application/json" id="timeline-data">${tlData}</script>
 <script>${safeLib}</script>
 <script>${PAGE_SCRIPT}</script>
 </body></html>

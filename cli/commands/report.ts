@@ -3,15 +3,17 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import type { Command } from "./index";
-import { auditDirs } from "../../results/load";
+import { auditDirs, readJob } from "../../results/load";
 import { findManifest } from "../../results/manifest";
 import { parseOverrides } from "../../results/overrides";
 import { loadChartJs, renderHtml, renderMarkdown } from "../../results/report";
+import { buildTimeline } from "../../results/timeline";
 
 const HELP = `usage: reprobench report <job dir>… [--out DIR] [--overrides FILE]
 
 Audits the job dirs as \`reprobench audit\` does (newest genuine trial per task; --overrides the same)
-and writes DIR/report.md and DIR/report.html (default DIR: ./reprobench-report). The HTML page is
+and writes DIR/report.md and DIR/report.html (default DIR: ./reprobench-report), with a timeline of
+every trial over wall-clock time per concurrency slot, coloured by outcome. The HTML page is
 self-contained: Chart.js and the data are inlined and its Content-Security-Policy forbids network
 access. The run manifest (reprobench-manifest.json inside or beside a job dir) is shown on top;
 without one the report says "no manifest".`;
@@ -39,10 +41,12 @@ export const report: Command = {
     }
     const audit = auditDirs(positionals, { overrides });
     const manifest = findManifest(positionals);
+    const counted = new Set(audit.tasks.flatMap((t) => t.trials.map((x) => x.path)));
+    const timeline = buildTimeline(positionals.map(readJob), counted);
     const out = path.resolve(values.out ?? "reprobench-report");
     fs.mkdirSync(out, { recursive: true });
-    fs.writeFileSync(path.join(out, "report.md"), renderMarkdown(audit, manifest));
-    fs.writeFileSync(path.join(out, "report.html"), renderHtml(audit, manifest, loadChartJs()));
+    fs.writeFileSync(path.join(out, "report.md"), renderMarkdown(audit, manifest, timeline));
+    fs.writeFileSync(path.join(out, "report.html"), renderHtml(audit, manifest, loadChartJs(), timeline));
     console.log(`wrote ${path.join(out, "report.md")}\nwrote ${path.join(out, "report.html")}${manifest ? "" : "\n(no manifest found)"}`);
     return 0;
   },
