@@ -2,9 +2,9 @@ import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import type { HarborInstallReport } from "./harbor-runner";
-import { bashCommand, hostScript, lastJsonLine, scriptWithEnv } from "./host-script";
+import { bashCommand, hostScript, lastJsonLine, rootCommand, scriptWithEnv } from "./host-script";
 import { type ConfigCheck, type JobSummary, type RunPaths, runManifest, runPaths, summarizeJobResult } from "./run-config";
-import { type HostConnectionInput, commandConnection } from "./ssh";
+import { type HostConnectionInput, commandConnection, loginSudo } from "./ssh";
 import type { TaskImagesReport } from "./task-images";
 
 // ---------------------------------------------------------------------------------------------------------
@@ -189,11 +189,16 @@ export class BenchmarkRun extends pulumi.ComponentResource {
 
     const daemonHashes: Record<string, pulumi.Output<string>> = {};
     for (const host of args.hosts) {
+      // As root (through sudo for a sudo login): daemon.json may be readable by root only.
+      const hashCommand = loginSudo(host.connection).apply((sudo) =>
+        rootCommand(`f=${JSON.stringify(run.daemonConfigPath)}; if [ -f "$f" ]; then sha256sum "$f" | cut -d' ' -f1; else echo absent; fi`, sudo));
       const hash = new command.remote.Command(
         `${name}-daemon-json-${host.name}`,
         {
           connection: commandConnection(host.connection),
-          create: `f=${JSON.stringify(run.daemonConfigPath)}; if [ -f "$f" ]; then sha256sum "$f" | cut -d' ' -f1; else echo absent; fi`,
+          create: hashCommand.create,
+          // Undefined for a root login: no stdin, as before sudo existed.
+          stdin: hashCommand.stdin as pulumi.Output<string>,
           // Recorded once per job.
           triggers: [job.name],
           addPreviousOutputInEnv: false,
@@ -203,11 +208,13 @@ export class BenchmarkRun extends pulumi.ComponentResource {
       daemonHashes[host.name] = hash.stdout.apply((s) => s.trim());
     }
 
+    const preflightCommand = pulumi.all([paths, loginSudo(args.connection)]).apply(([p, sudo]) => rootCommand(bashCommand("harbor-preflight", preflightScriptEnv(run, p)), sudo));
     const preflight = new command.remote.Command(
       `${name}-preflight`,
       {
         connection: commandConnection(args.connection),
-        create: paths.apply((p) => bashCommand("harbor-preflight", preflightScriptEnv(run, p))),
+        create: preflightCommand.create,
+        stdin: preflightCommand.stdin as pulumi.Output<string>,
         addPreviousOutputInEnv: false,
       },
       { parent: this },

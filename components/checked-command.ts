@@ -35,6 +35,11 @@ export interface CheckedCommandArgs {
   readonly summary?: pulumi.Input<pulumi.Input<string>[]>;
   /** Upper bound for one script run, in seconds. */
   readonly timeoutSeconds?: pulumi.Input<number>;
+  /**
+   * Who runs the scripts: "root" (default: the login itself when it is root, else through `sudo -n`) or
+   * "login" (the SSH login as it is, never sudo: for checking the login's own rights).
+   */
+  readonly runAs?: "root" | "login";
 }
 
 interface State {
@@ -48,6 +53,7 @@ interface State {
   summary?: string[];
   timeoutSeconds?: number;
   onDrift?: "replace" | "update";
+  runAs?: "root" | "login";
   /** What `check` printed right after create/update. */
   expected: string;
   /** What `check` printed on the latest create/update/refresh. */
@@ -85,7 +91,7 @@ const provider: pulumi.dynamic.ResourceProvider = {
   },
   async diff(_id: string, olds: State, news: State) {
     const changed: string[] = [];
-    for (const key of ["create", "delete", "check", "spec", "summary", "timeoutSeconds"] as const) {
+    for (const key of ["create", "delete", "check", "spec", "summary", "timeoutSeconds", "runAs"] as const) {
       if (JSON.stringify(olds[key]) !== JSON.stringify(news[key])) changed.push(key);
     }
     if (JSON.stringify(olds.environment ?? {}) !== JSON.stringify(news.environment ?? {})) changed.push("environment");
@@ -105,8 +111,26 @@ const provider: pulumi.dynamic.ResourceProvider = {
 /** The provider itself, exported for tests (its read/diff semantics are tested without Pulumi). */
 export const checkedCommandProvider = provider;
 
+/**
+ * How the provider runs a script: ssh's remote command and what goes to it on stdin. The command is one of
+ * two fixed strings — `bash -s`, or `sudo -n -- bash -s` for a sudo login running as root (sudo without a
+ * password or terminal; the same as host-script.ts rootShell) — so neither the script nor an input ever
+ * shows in `ps` or in sudo's log. The marker, printed first by the shell that runs the script, tells a
+ * connection that failed from a script that failed, and a sudo that refused from both.
+ */
+export function remoteInvocation(
+  s: Pick<State, "connection" | "environment" | "recorded" | "runAs">,
+  script: string,
+): { command: string; stdin: string; marker: string } {
+  const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
+  const prelude = Object.entries({ ...(s.recorded ?? {}), ...(s.environment ?? {}) }).map(([k, v]) => `export ${k}=${quote(v)}`).join("\n");
+  const marker = "reprobench: connected";
+  const command = s.connection.sudo && s.runAs !== "login" ? "sudo -n -- bash -s" : "bash -s";
+  return { command, stdin: `echo ${marker} >&2\n${prelude}\nset -euo pipefail\n${script}\n`, marker };
+}
+
 /** Returns a function that runs a bash script on the state's host; rejects with the stderr tail. */
-function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" | "timeoutSeconds">, script: string) => Promise<string> {
+function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" | "timeoutSeconds" | "runAs">, script: string) => Promise<string> {
   /* eslint-disable @typescript-eslint/no-require-imports -- see the note on `provider` */
   const cp = require("node:child_process") as typeof import("node:child_process");
   const fs = require("node:fs") as typeof import("node:fs");
@@ -121,12 +145,11 @@ function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" 
       fs.writeFileSync(key, c.privateKey.endsWith("\n") ? c.privateKey : `${c.privateKey}\n`, { mode: 0o600 });
       const target = c.port === 22 ? c.host : `[${c.host}]:${c.port}`;
       fs.writeFileSync(path.join(dir, "known_hosts"), `${target} ${c.hostKey.trim()}\n`);
-      const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
       // Inputs travel on stdin, never on the command line (visible in `ps`).
-      const prelude = Object.entries({ ...(s.recorded ?? {}), ...(s.environment ?? {}) }).map(([k, v]) => `export ${k}=${quote(v)}`).join("\n");
+      const { command, stdin, marker: CONNECTED } = remoteInvocation(s, script);
       const args = ["-i", key, "-p", String(c.port), "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
         "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${path.join(dir, "known_hosts")}`,
-        "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=30", "-l", c.user, c.host, "bash -s"];
+        "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=30", "-l", c.user, c.host, command];
       return await new Promise<string>((resolve, reject) => {
         const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
         let out = "";
@@ -134,7 +157,6 @@ function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" 
         const timer = setTimeout(() => child.kill("SIGKILL"), (s.timeoutSeconds ?? 1800) * 1000);
         child.stdout.on("data", (d: Buffer) => (out += d.toString()));
         child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-        const CONNECTED = "reprobench: connected";
         child.on("error", (e) => { clearTimeout(timer); reject(e); });
         child.on("close", (code, signal) => {
           clearTimeout(timer);
@@ -145,10 +167,13 @@ function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" 
             const e = new Error(`${where} cannot be reached over SSH; nothing on it was changed or read as drift. Bring the host back (sshd, network) and retry:\n${err.trim().split("\n").slice(-5).join("\n")}`);
             (e as Error & { unreachable?: boolean }).unreachable = true;
             reject(e);
+          } else if (command.startsWith("sudo") && !err.includes(CONNECTED)) {
+            // Connected, but sudo ran nothing (the login's rights changed since the rights check passed).
+            reject(new Error(`${where}: sudo refused to run the script as root, so nothing ran; the login ${c.user} needs NOPASSWD sudo there (hosts[].ssh.sudo): ${err.trim().split("\n").slice(-3).join(" ")}`));
           } else reject(new Error(`${where}: script failed (${signal ? `killed by ${signal}, timeout ${s.timeoutSeconds ?? 1800}s` : `exit ${code}`}):\n${err.replace(`${CONNECTED}\n`, "").trim().split("\n").slice(-25).join("\n")}`));
         });
         // The marker tells a failed connection from a script that failed (ssh exits 255 for both kinds).
-        child.stdin.end(`echo ${CONNECTED} >&2\n${prelude}\nset -euo pipefail\n${script}\n`);
+        child.stdin.end(stdin);
       });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -180,6 +205,8 @@ export class CheckedCommand extends pulumi.dynamic.Resource {
         summary: args.summary ?? [],
         timeoutSeconds: args.timeoutSeconds ?? 1800,
         onDrift: args.onDrift ?? "replace",
+        // Absent unless "login": the state of every resource made before runAs existed stays as it was.
+        runAs: args.runAs === "login" ? "login" : undefined,
         expected: undefined,
         observed: undefined,
         stdout: undefined,

@@ -40,6 +40,7 @@ export function installScriptEnv(h: HarborConfig): Record<string, string> {
     EXTRAS: h.extras.join(","),
     WORK_DIR: h.workDir,
     JOBS_DIR: h.jobsDir,
+    UPLOADS_DIR: uploadsDir(h),
   };
 }
 
@@ -82,8 +83,14 @@ export function datasetSource(h: HarborConfig, projectDir: string): DatasetSourc
   }
   if (!isDir) throw new Error(`harbor.datasetRepo: ${JSON.stringify(h.datasetRepo)} is neither a git URL nor a directory of this project (${localDir})`);
   const digest = directoryDigest(localDir);
-  // A fresh path per content: CopyToRemote copies *into* an existing directory, so never reuse one.
-  return { kind: "upload", localDir, digest, uploadDir: `${h.datasetDir}.upload-${digest.slice(0, 16)}` };
+  // A fresh path per content: CopyToRemote copies *into* an existing directory, so never reuse one. It
+  // writes as the SSH login, so into uploadsDir, which harbor-install.sh makes the login's own.
+  return { kind: "upload", localDir, digest, uploadDir: `${uploadsDir(h)}/dataset-${digest.slice(0, 16)}` };
+}
+
+/** Where CopyToRemote may write on the runner: a directory of the SSH login's own (0700) under workDir. */
+export function uploadsDir(h: Pick<HarborConfig, "workDir">): string {
+  return `${h.workDir}/uploads`;
 }
 
 /** Inputs of harbor-dataset.sh. */
@@ -169,7 +176,7 @@ export class HarborRunner extends pulumi.ComponentResource {
               remotePath: source.uploadDir,
               triggers: [source.digest],
             },
-            // The install step creates the parent directories.
+            // The install step creates uploadsDir, owned by the login.
             { parent: this, dependsOn: [install] },
           )
         : undefined;

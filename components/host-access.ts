@@ -2,7 +2,7 @@ import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { lastJsonLine, scriptWithEnv } from "./host-script";
-import { type HostConnectionInput, dockerHostUrl, sshOptions, writeSshMaterial } from "./ssh";
+import { type HostConnectionInput, dockerHostUrl, loginSudo, sshOptions, writeSshMaterial } from "./ssh";
 
 /** The stack that owns a cluster: its project, its name and a token of its own (two stacks of one name differ). */
 export interface ClusterOwner {
@@ -30,6 +30,38 @@ export interface HostAccessArgs {
   readonly connection: pulumi.Input<HostConnectionInput>;
   /** The stack claiming the host; a host another stack owns is refused before anything on it changes. */
   readonly owner: pulumi.Input<ClusterOwner>;
+  /**
+   * What the claim waits for: every host's HostRights, so that a login without its rights on any host
+   * stops `up` before any host is claimed or changed.
+   */
+  readonly after?: pulumi.Resource[];
+}
+
+export interface HostRightsArgs {
+  /** SSH connection to the host (its private key a secret). */
+  readonly connection: pulumi.Input<HostConnectionInput>;
+}
+
+/**
+ * The SSH login's rights on one host, checked as the login itself (host-rights.sh): root's (root, or
+ * NOPASSWD sudo when hosts[].ssh.sudo) and the Docker socket's (the Docker provider dials it as the login,
+ * where sudo cannot help). Changes nothing. A login lacking one fails here with one message naming the host
+ * and what is missing; pass every host's HostRights to every HostAccess (`after`) so that this happens
+ * before any host changes. Read again on every refresh: rights lost since read as drift, and the next
+ * `up` checks them again before anything else.
+ */
+export class HostRights extends pulumi.ComponentResource {
+  constructor(name: string, args: HostRightsArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("reprobench:cluster:HostRights", name, {}, opts);
+    const connection = pulumi.output(args.connection);
+    const script = pulumi.all([connection.name, loginSudo(args.connection)]).apply(([host, sudo]) => scriptWithEnv("host-rights", { HOST_NAME: host, SUDO: sudo ? "1" : "0" }));
+    new CheckedCommand(
+      `${name}-check`,
+      { connection: args.connection, create: script, check: script, runAs: "login", onDrift: "update", timeoutSeconds: 60 },
+      { parent: this },
+    );
+    this.registerOutputs({});
+  }
 }
 
 /**
@@ -61,7 +93,7 @@ export class HostAccess extends pulumi.ComponentResource {
         onDrift: "update",
         timeoutSeconds: 120,
       },
-      { parent: this },
+      { parent: this, dependsOn: args.after },
     );
     this.facts = probe.stdout.apply((s) => lastJsonLine<HostFacts>(s, "host-facts.sh"));
     this.loginUser = this.facts.apply((f) => `${f.uid}:${f.gid}`);

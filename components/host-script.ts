@@ -36,6 +36,24 @@ export function bashCommand(scriptName: string, env: Record<string, string>): st
 }
 
 /**
+ * The command line that runs a script read from stdin with root's rights: `bash -s` for a root login,
+ * `sudo -n -- bash -s` for a sudo login (no password, no terminal). CheckedCommand's provider uses the
+ * same two strings (it may capture nothing from other modules).
+ */
+export function rootShell(sudo: boolean | undefined): string {
+  return sudo ? "sudo -n -- bash -s" : "bash -s";
+}
+
+/**
+ * A remote.Command's `create` (and `stdin`) running `command` (a shell command line, e.g. bashCommand's)
+ * with root's rights. A root login runs it as it is; a sudo login runs rootShell with the command on stdin,
+ * so that sudo's log and `ps` show `bash -s`, never the script or its inputs.
+ */
+export function rootCommand(command: string, sudo: boolean | undefined): { create: string; stdin?: string } {
+  return sudo ? { create: rootShell(true), stdin: `${command}\n` } : { create: command };
+}
+
+/**
  * Script text with its inputs exported first (for CheckedCommand, which sends it on stdin). Several
  * scripts run in order in one shell, e.g. the health wait then the engine's own gate.
  */

@@ -15,6 +15,11 @@ export interface HostConnection {
   host: string;
   port: number;
   user: string;
+  /**
+   * The login is not root and runs host scripts through `sudo -n` (hosts[].ssh.sudo). Absent for root, so
+   * a root connection is the same value it always was.
+   */
+  sudo?: boolean;
   /** OpenSSH private key (PEM). Secret. */
   privateKey: string;
   /** The host's public key, authorized_keys format ("ssh-ed25519 AAAA…"). */
@@ -86,6 +91,11 @@ export function sshOptions(files: { keyFile: string; knownHostsFile: string }): 
     "-o", "ConnectTimeout=15",
     "-o", "ServerAliveInterval=30",
   ];
+}
+
+/** Whether a connection's login uses sudo: not secret, though the connection as a whole is (its private key). */
+export function loginSudo(c: pulumi.Input<HostConnectionInput>): pulumi.Output<boolean> {
+  return pulumi.unsecret(pulumi.output(c).apply((x) => x.sudo === true));
 }
 
 /** The fields @pulumi/command's remote connection takes (the host's stack name is reprobench's alone). */

@@ -38,7 +38,8 @@ if [ -n "$DATASET_REPO" ]; then
 else
   if [ -z "$UPLOAD_DIR" ] || [ ! -d "$UPLOAD_DIR" ]; then die "uploaded dataset directory '$UPLOAD_DIR' is missing"; fi
   rm -rf "$DATASET_DIR.new"
-  cp -a "$UPLOAD_DIR" "$DATASET_DIR.new"
+  # Owned by root like a clone, not by the login that uploaded it (no --preserve=ownership).
+  cp -dR --preserve=mode,timestamps "$UPLOAD_DIR" "$DATASET_DIR.new"
   rm -rf "$DATASET_DIR"
   mv "$DATASET_DIR.new" "$DATASET_DIR"
   identity="dir:$(cd "$DATASET_DIR" && find . -type f ! -path './.git/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"

@@ -15,15 +15,19 @@
 #   EXTRAS          optional extras, comma-separated (e.g. hf-sandbox → harbor[hf-sandbox])
 #   WORK_DIR        work directory (logs/ and the downloaded wheel go here)
 #   JOBS_DIR        Harbor --jobs-dir (created, never removed)
+#   UPLOADS_DIR     where the SSH login uploads the dataset (created 0700 and owned by the login: SUDO_UID
+#                   under sudo, else root)
 set -euo pipefail
-: "${HARBOR_VERSION:?}" "${WHEEL_SHA256:?}" "${VENV:?}" "${PYTHON_VERSION:?}" "${WORK_DIR:?}" "${JOBS_DIR:?}"
+: "${HARBOR_VERSION:?}" "${WHEEL_SHA256:?}" "${VENV:?}" "${PYTHON_VERSION:?}" "${WORK_DIR:?}" "${JOBS_DIR:?}" "${UPLOADS_DIR:?}"
 FIND_LINKS=${FIND_LINKS:-}
 EXTRAS=${EXTRAS:-}
 extras_suffix=
 [ -z "$EXTRAS" ] || extras_suffix="[$EXTRAS]"
 die() { echo "harbor-install: $*" >&2; exit 1; }
 export HARBOR_TELEMETRY=0 LITELLM_LOCAL_MODEL_COST_MAP=true
-mkdir -p "$WORK_DIR/logs" "$JOBS_DIR" "$(dirname "$VENV")"
+mkdir -p "$WORK_DIR/logs" "$JOBS_DIR" "$(dirname "$VENV")" "$(dirname "$UPLOADS_DIR")"
+# install -d also sets owner and mode of a directory that exists (e.g. after the login changed).
+install -d -m 0700 -o "${SUDO_UID:-$(id -u)}" -g "${SUDO_GID:-$(id -g)}" "$UPLOADS_DIR"
 wheel_name="harbor-$HARBOR_VERSION-py3-none-any.whl"
 stamp="$VENV/.reprobench-wheel-sha256"
 

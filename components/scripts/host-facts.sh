@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What reprobench needs to know about a host before it places anything there, as one JSON line: the
-# SSH login's uid:gid (the manual's $(id -u):$(id -g), used as the containers' user), the hostname, the
+# SSH login's uid:gid (the manual's $(id -u):$(id -g), used as the containers' user; under sudo, the
+# login's, from SUDO_UID/SUDO_GID, not root's), the hostname, the
 # Docker engine's version and which stack owns the host. Also the host's refresh probe: a host that cannot
 # be reached fails it, and a host another stack has claimed since reads as drift.
 # Inputs (env):
@@ -13,6 +14,8 @@ set -euo pipefail
 : "${OWNER_JSON:?}" "${OWNER_FILE:?}"
 CLAIM=${CLAIM:-0}
 die() { echo "host-facts[$(hostname)]: $*" >&2; exit 1; }
+# Runs as root; a sudo login is who sudo says it is.
+login_user=${SUDO_USER:-$(id -un)} login_uid=${SUDO_UID:-$(id -u)} login_gid=${SUDO_GID:-$(id -g)}
 for tool in docker jq; do command -v "$tool" >/dev/null || die "'$tool' is required on $(hostname)"; done
 
 same_owner() { # $1 = owner file; compares project, stack and token with OWNER_JSON
@@ -32,10 +35,10 @@ if [ "$CLAIM" = 1 ]; then
 fi
 owner=$(jq -c '{project, stack, token}' "$OWNER_FILE" 2>/dev/null || echo null)
 if [ "$CLAIM" != 1 ]; then
-  echo "login=$(id -u):$(id -g) owner=$owner"
+  echo "login=$login_uid:$login_gid owner=$owner"
   exit 0
 fi
 engine=$(docker version --format '{{.Server.Version}}' 2>/dev/null) ||
-  die "the Docker engine does not answer to $(id -un) (is dockerd running, may this user use it?)"
-jq -nc --arg user "$(id -un)" --arg uid "$(id -u)" --arg gid "$(id -g)" --arg hostname "$(hostname)" --arg engine "$engine" --argjson owner "$owner" \
+  die "the Docker engine does not answer to $(id -un) (is dockerd running?)"
+jq -nc --arg user "$login_user" --arg uid "$login_uid" --arg gid "$login_gid" --arg hostname "$(hostname)" --arg engine "$engine" --argjson owner "$owner" \
   '{user: $user, uid: ($uid | tonumber), gid: ($gid | tonumber), hostname: $hostname, dockerEngine: $engine, owner: $owner}'

@@ -125,6 +125,27 @@ describe("cluster on the simulated hosts (real engine)", () => {
     expect(await ssh("worker-a", "docker inspect -f '{{.State.Running}}' qwen38-worker-a")).toContain("true");
   });
 
+  it("a tag moved to another build in the registry is drift: preview --refresh shows the images and containers changing", async () => {
+    const tag = `${plan.registry.pushHost}/reprobench/sglang-double:latest`;
+    const sh = async (script: string) => {
+      const r = await run(["sh", "-c", script], { timeoutMs: 600_000 });
+      expect(r.code, r.stderr).toBe(0);
+    };
+    const digestsBefore = (await stack.outputs()).serverImages.value as Record<string, string>;
+    // The same tag, another build: a derived image with one more label.
+    await sh(`docker pull -q ${tag} && printf 'FROM ${tag}\\nLABEL io.reprobench.test.moved=1\\n' | DOCKER_BUILDKIT=0 docker build -q -t ${tag} - && docker push ${tag}`);
+    const out: string[] = [];
+    const preview = await stack.preview({ refresh: true, diff: true, onOutput: (o) => out.push(o) });
+    const replaced = [...out.join("").matchAll(/\+-[a-z:/A-Z-]+: \(replace\)\s+\[id=[^\]]+\]\s+\[urn=[^\]]*::([a-z-]+)\]/g)].map((m) => m[1]).sort();
+    expect(replaced).toEqual(["router-container", "router-image", "worker-a-sglang-container", "worker-a-sglang-image", "worker-b-sglang-container", "worker-b-sglang-image"]);
+    expect(preview.changeSummary.replace).toBe(6);
+    const up = await stack.up({ refresh: true, onOutput: () => undefined });
+    expect(up.summary.result).toBe("succeeded");
+    const digestsAfter = up.outputs.serverImages.value as Record<string, string>;
+    for (const key of Object.keys(digestsBefore)) expect(digestsAfter[key]).not.toBe(digestsBefore[key]);
+    expect(await ssh("worker-a", "docker inspect -f '{{index .Config.Labels \"io.reprobench.test.moved\"}}' qwen38-worker-a")).toContain("1");
+  });
+
   it("with sshd stopped on worker-a, preview --refresh FAILS naming the host and plans nothing; with sshd back it is clean", async () => {
     const host = plan.hosts.find((h) => h.name === "worker-a")!;
     const sshd = async (action: "stop" | "start") => {
