@@ -7,6 +7,7 @@ import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
+import { repoRoot } from "../helpers/project";
 import { type SimStack, simStack, trialOutcomes } from "../helpers/sim-stack";
 
 let sim: SimStack;
@@ -30,12 +31,12 @@ function writeStackFile(name: string, config: Record<string, unknown>): void {
 }
 
 const runStackConfig = (run: Record<string, unknown>) => {
-  const tracked = YAML.parse(fs.readFileSync(path.join(__dirname, "../../Pulumi.local6x.yaml"), "utf8")) as { config: Record<string, unknown> };
+  const tracked = YAML.parse(fs.readFileSync(path.join(repoRoot, "Pulumi.local6x.yaml"), "utf8")) as { config: Record<string, unknown> };
   return { ...tracked.config, "reprobench:run": { ...(tracked.config["reprobench:run"] as object), ...run } };
 };
 
 beforeAll(async () => {
-  sim = await simStack({ name: "stacks", slot: 6 });
+  sim = await simStack({ name: "stacks", slot: 6 }, { extraFiles: { "sim/dataset": path.join(repoRoot, "sim/dataset") } });
   owner = sim.stack;
 });
 
