@@ -52,8 +52,8 @@ describe("run profiles on the simulated cluster (real engine, real router, real 
     const before = await requestsPerHost().catch(() => ({ "worker-a": 0, "worker-b": 0 }) as Record<string, number>);
     const up = await stack.up({ onOutput: (o) => process.stdout.write(o) });
     expect(up.summary.result).toBe("succeeded");
-    // The workers run `vllm serve MODEL` with vLLM's flags, entry point set explicitly.
-    const argv = JSON.parse(await ssh("worker-a", "docker inspect --format '{{json .Config.Entrypoint}} {{json .Config.Cmd}}' qwen38-worker-a | tr ' ' '\\n' | jq -cs 'add'"));
+    // The workers run `vllm serve MODEL` with vLLM's flags (reprobench's entrypoint only appends --api-key).
+    const argv = JSON.parse(await ssh("worker-a", "docker inspect --format '{{json .Config.Cmd}}' qwen38-worker-a"));
     expect(argv.slice(0, 2)).toEqual(["vllm", "serve"]);
     expect(argv).toContain("--tensor-parallel-size");
     expect(argv).not.toContain("--tp-size");
