@@ -15,11 +15,11 @@ let owner: Stack;
 let runStack: Stack | undefined;
 let intruder: Stack | undefined;
 
-/** What the cluster is on the hosts: every container's id and every daemon.json's sha256. */
+/** What the cluster is on the hosts: every container of ours (not the jobs' task containers) and every daemon.json's sha256. */
 async function clusterState(): Promise<Record<string, string>> {
   const state: Record<string, string> = {};
   for (const host of sim.plan.hosts) {
-    state[`${host.name} containers`] = (await sim.ssh(host.name, "docker ps -a --no-trunc --format '{{.Names}}={{.ID}}' | sort")).trim();
+    state[`${host.name} containers`] = (await sim.ssh(host.name, "docker ps -a --no-trunc --filter label=io.reprobench.managed=1 --format '{{.Names}}={{.ID}}' | sort")).trim();
     state[`${host.name} daemon.json`] = (await sim.ssh(host.name, "sha256sum /etc/docker/daemon.json | cut -d' ' -f1")).trim();
   }
   return state;
@@ -66,7 +66,7 @@ describe("one cluster, several run stacks (real engine)", () => {
     const plan = events.join("");
     expect(plan).not.toMatch(/reprobench:cluster:|docker:index:|DockerDaemonConfig|HarborRunner|TaskImages|ToolBundle|ProxyBridge/);
     expect(plan).toMatch(/reprobench:run:BenchmarkRun/);
-    expect(plan).toContain("agent_timeout_multiplier: 6");
+    expect(plan).toMatch(/agent_timeout_multiplier\s*:\s*6/);
     expect(preview.changeSummary.create).toBeLessThanOrEqual(7);
 
     const up = await runStack.up({ onOutput: () => undefined });
