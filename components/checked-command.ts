@@ -54,6 +54,8 @@ interface State {
   timeoutSeconds?: number;
   onDrift?: "replace" | "update";
   runAs?: "root" | "login";
+  /** This resource's URN: where the scripts' "progress:" lines go while they run (progressSink). */
+  progressUrn?: string;
   /** What `check` printed right after create/update. */
   expected: string;
   /** What `check` printed on the latest create/update/refresh. */
@@ -129,8 +131,55 @@ export function remoteInvocation(
   return { command, stdin: `echo ${marker} >&2\n${prelude}\nset -euo pipefail\n${script}\n`, marker };
 }
 
+/**
+ * Where a script's progress goes while it runs: the engine's log stream, as an ephemeral status of the
+ * resource (`pulumi up` prints it on the resource's line as it comes, and leaves it out of the summary).
+ * A dynamic provider has no logging API of its own, but its process is started with the engine's address
+ * as its argument (@pulumi/pulumi cmd/dynamic-provider: main(args), args[0]), and the engine's Log RPC
+ * takes a URN and an `ephemeral` flag (what providers' LogStatus uses; @pulumi/command's remote.Command
+ * streams its output the same way). Anything that goes wrong here only loses progress lines, never fails
+ * the resource. Serialized with the provider: Node built-ins and packages only.
+ */
+function progressSink(urn: string | undefined): { send(text: string): void; close(): Promise<void> } {
+  const none = { send: () => undefined, close: async () => undefined };
+  const engine = process.argv[2];
+  if (!urn || !engine || !/^[\w.[\]:-]+:\d+$/.test(engine)) return none;
+  try {
+    /* eslint-disable @typescript-eslint/no-require-imports -- see the note on `provider` */
+    const grpc = require("@grpc/grpc-js");
+    const rpc = require("@pulumi/pulumi/proto/engine_grpc_pb");
+    const proto = require("@pulumi/pulumi/proto/engine_pb");
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    const client = new rpc.EngineClient(engine, grpc.credentials.createInsecure());
+    let pending: Promise<void> = Promise.resolve();
+    return {
+      send(text: string) {
+        const req = new proto.LogRequest();
+        req.setSeverity(proto.LogSeverity.INFO);
+        req.setMessage(text);
+        req.setUrn(urn);
+        req.setEphemeral(true);
+        // In order, one at a time, as the SDK's own log does.
+        pending = pending.then(() => new Promise<void>((resolve) => client.log(req, () => resolve())));
+      },
+      async close() {
+        await Promise.race([pending, new Promise((r) => setTimeout(r, 2000))]);
+        client.close();
+      },
+    };
+  } catch {
+    return none;
+  }
+}
+
+/** A "progress:" line of a script's stderr, as shown ("task-images: progress: 3/89 …" → "task-images: 3/89 …"). */
+export function progressLine(line: string): string | undefined {
+  const m = /^([^\s:][^:]{0,80}): progress: (.+)$/.exec(line.trim());
+  return m ? `${m[1]}: ${m[2]}` : undefined;
+}
+
 /** Returns a function that runs a bash script on the state's host; rejects with the stderr tail. */
-function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" | "timeoutSeconds" | "runAs">, script: string) => Promise<string> {
+function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" | "timeoutSeconds" | "runAs" | "progressUrn">, script: string) => Promise<string> {
   /* eslint-disable @typescript-eslint/no-require-imports -- see the note on `provider` */
   const cp = require("node:child_process") as typeof import("node:child_process");
   const fs = require("node:fs") as typeof import("node:fs");
@@ -139,6 +188,7 @@ function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" 
   /* eslint-enable @typescript-eslint/no-require-imports */
   return async (s, script) => {
     const c = s.connection;
+    const progress = progressSink(s.progressUrn);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reprobench-ssh-"));
     try {
       const key = path.join(dir, "id");
@@ -150,13 +200,24 @@ function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" 
       const args = ["-i", key, "-p", String(c.port), "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
         "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${path.join(dir, "known_hosts")}`,
         "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=30", "-l", c.user, c.host, command];
+      let partial = "";
       return await new Promise<string>((resolve, reject) => {
         const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
         let out = "";
         let err = "";
         const timer = setTimeout(() => child.kill("SIGKILL"), (s.timeoutSeconds ?? 1800) * 1000);
         child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-        child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+        child.stderr.on("data", (d: Buffer) => {
+          const text = d.toString();
+          err += text;
+          // Long steps (model load, image pre-pull, Harbor install, the job) say how far they are.
+          const lines = (partial + text).split("\n");
+          partial = lines.pop() ?? "";
+          for (const line of lines) {
+            const p = progressLine(line);
+            if (p !== undefined) progress.send(p);
+          }
+        });
         child.on("error", (e) => { clearTimeout(timer); reject(e); });
         child.on("close", (code, signal) => {
           clearTimeout(timer);
@@ -164,7 +225,7 @@ function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" 
           if (code === 0) resolve(out);
           else if (code === 255 && !err.includes(CONNECTED)) {
             // ssh's own failure: refused, timed out, host key, authentication.
-            const e = new Error(`${where} cannot be reached over SSH; nothing on it was changed or read as drift. Bring the host back (sshd, network) and retry:\n${err.trim().split("\n").slice(-5).join("\n")}`);
+            const e = new Error(`${where} cannot be reached over SSH (the connection or the login failed); nothing on it was changed or read as drift. Bring the host back (sshd, network, its key) and retry:\n${err.trim().split("\n").slice(-5).join("\n")}`);
             (e as Error & { unreachable?: boolean }).unreachable = true;
             reject(e);
           } else if (command.startsWith("sudo") && !err.includes(CONNECTED)) {
@@ -176,9 +237,19 @@ function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" 
         child.stdin.end(stdin);
       });
     } finally {
+      await progress.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   };
+}
+
+/**
+ * The URN as a plain value. An Output derived from the parent's URN would make the parent a dependency
+ * of this input, and the SDK waits for every child of a component input before registering: this very
+ * resource among them, which would wait for itself.
+ */
+function urnWithoutDependency(urn: pulumi.Output<string>): pulumi.Output<string> {
+  return pulumi.output(new Promise<string>((resolve) => urn.apply((u) => resolve(u))));
 }
 
 /**
@@ -207,6 +278,8 @@ export class CheckedCommand extends pulumi.dynamic.Resource {
         onDrift: args.onDrift ?? "replace",
         // Absent unless "login": the state of every resource made before runAs existed stays as it was.
         runAs: args.runAs === "login" ? "login" : undefined,
+        // Where the scripts' progress lines go while they run (not compared by diff: never a change).
+        progressUrn: urnWithoutDependency(pulumi.createUrn(name, "pulumi-nodejs:dynamic:Resource", opts?.parent)),
         expected: undefined,
         observed: undefined,
         stdout: undefined,

@@ -17,6 +17,8 @@
 #   JOBS_DIR        Harbor --jobs-dir (created, never removed)
 #   UPLOADS_DIR     where the SSH login uploads the dataset (created 0700 and owned by the login: SUDO_UID
 #                   under sudo, else root)
+#   PROGRESS_SECS   how often a long step says how long it has run (default 30; "progress:" lines on
+#                   stderr, shown by `pulumi up` as they come: components/checked-command.ts)
 set -euo pipefail
 : "${HARBOR_VERSION:?}" "${WHEEL_SHA256:?}" "${VENV:?}" "${PYTHON_VERSION:?}" "${WORK_DIR:?}" "${JOBS_DIR:?}" "${UPLOADS_DIR:?}"
 FIND_LINKS=${FIND_LINKS:-}
@@ -24,6 +26,25 @@ EXTRAS=${EXTRAS:-}
 extras_suffix=
 [ -z "$EXTRAS" ] || extras_suffix="[$EXTRAS]"
 die() { echo "harbor-install: $*" >&2; exit 1; }
+PROGRESS_SECS=${PROGRESS_SECS:-30}
+# Runs "$@" (a step named $1 first) and says every PROGRESS_SECS how long it has run; returns its status.
+with_progress() {
+  local step=$1 start=$SECONDS next pid status=0
+  shift
+  echo "harbor-install: progress: $step" >&2
+  "$@" &
+  pid=$!
+  next=$((SECONDS + PROGRESS_SECS))
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$SECONDS" -ge "$next" ]; then
+      echo "harbor-install: progress: $step ($((SECONDS - start))s)" >&2
+      next=$((SECONDS + PROGRESS_SECS))
+    fi
+    sleep 1
+  done
+  wait "$pid" || status=$?
+  return "$status"
+}
 export HARBOR_TELEMETRY=0 LITELLM_LOCAL_MODEL_COST_MAP=true
 mkdir -p "$WORK_DIR/logs" "$JOBS_DIR" "$(dirname "$VENV")" "$(dirname "$UPLOADS_DIR")"
 # install -d also sets owner and mode of a directory that exists (e.g. after the login changed).
@@ -54,7 +75,8 @@ else
     command -v "$python" >/dev/null || die "'$python' is not installed on this host (offline install needs it; harbor.pythonVersion)"
     "$python" -m venv "$VENV"
     # By requirement, not by file: the only candidate is the wheel checked above, and freeze then reads harbor==X.
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$FIND_LINKS" "harbor$extras_suffix==$HARBOR_VERSION" >&2 ||
+    with_progress "installing harbor$extras_suffix $HARBOR_VERSION offline from $FIND_LINKS" \
+      "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$FIND_LINKS" "harbor$extras_suffix==$HARBOR_VERSION" >&2 ||
       die "pip could not install $wheel_name from $FIND_LINKS (a dependency wheel is missing?)"
   else
     command -v uv >/dev/null || die "uv is not installed on this host (install uv as in the manual, or set harbor.pipFindLinks for an offline install)"
@@ -69,7 +91,7 @@ else
     fi
     check_sha "$wheel"
     uv venv --quiet --python "$PYTHON_VERSION" "$VENV" >&2
-    uv pip install --quiet --python "$VENV/bin/python" "$wheel$extras_suffix" >&2
+    with_progress "installing harbor$extras_suffix $HARBOR_VERSION with uv" uv pip install --quiet --python "$VENV/bin/python" "$wheel$extras_suffix" >&2
   fi
   echo "$stamp_text" >"$stamp"
 fi

@@ -18,7 +18,7 @@ INSECURE_REGISTRIES=${INSECURE_REGISTRIES:-}
 DAEMON_JSON=${DAEMON_JSON:-/etc/docker/daemon.json}
 BACKOFF_SECONDS=${BACKOFF_SECONDS:-5}
 die() { echo "task-images: $*" >&2; exit 1; }
-for tool in docker skopeo jq xargs; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
+for tool in docker skopeo jq xargs flock; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
 
 insecure=",$INSECURE_REGISTRIES,"
 if [ -f "$DAEMON_JSON" ]; then
@@ -32,6 +32,19 @@ printf '%s\n' "$IMAGES" | sed '/^[[:space:]]*$/d' | sort -u >"$list"
 total=$(wc -l <"$list")
 [ "$total" -gt 0 ] || die "no images to pull"
 export total
+
+# After each image one "progress: N/T" line, which `pulumi up` shows as it comes
+# (components/checked-command.ts). xargs runs pulls in parallel processes: the count and its line are
+# updated under a lock, so the lines count up one by one.
+done_dir=$(mktemp -d)
+trap 'rm -f "$list"; rm -rf "$done_dir"' EXIT
+export done_dir
+report_done() {
+  # shellcheck disable=SC2016 # expanded by the locked bash
+  flock "$done_dir/lock" bash -c 'n=$(($(cat "$1" 2>/dev/null || echo 0) + 1)); echo "$n" >"$1"
+    printf "task-images: progress: %d/%d images ready or tried\n" "$n" "$2" >&2' _ "$done_dir/count" "$total"
+}
+export -f report_done
 
 # One image: cached → skip; else skopeo copy with retries; then the architecture check. One line of
 # progress per image (xargs runs several at once, each line is written whole).
@@ -54,6 +67,7 @@ pull_one() {
       if [ "$attempt" -ge "$ATTEMPTS" ]; then
         printf 'task-images: FAILED %s after %d attempts: %s\n' "$image" "$attempt" "$(tail -n 1 "/tmp/task-images.$$.err")" >&2
         rm -f "/tmp/task-images.$$.err"
+        report_done
         return 0 # reported by the final count, which names every missing image
       fi
       printf 'task-images: retry %s in %ds (attempt %d/%d failed: %s)\n' "$image" "$delay" "$attempt" "$ATTEMPTS" "$(tail -n 1 "/tmp/task-images.$$.err")" >&2
@@ -67,6 +81,7 @@ pull_one() {
     printf 'task-images: %s has architecture %s, expected amd64; removing it\n' "$image" "$arch" >&2
     docker image rm "$image" >/dev/null 2>&1 || true
   fi
+  report_done
 }
 export -f pull_one
 
