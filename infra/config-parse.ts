@@ -327,6 +327,11 @@ function hostProblems(config: ReprobenchConfig): ConfigProblem[] {
     } else if (h.ssh.hostKey !== undefined && h.ssh.hostKeyFile !== undefined) {
       out.push(problem(["hosts", i, "ssh", "hostKeyFile"], "got both ssh.hostKey and ssh.hostKeyFile; expected exactly one"));
     }
+    if (h.ssh.user !== "root" && !h.ssh.sudo) {
+      out.push(problem(["hosts", i, "ssh", "sudo"], `missing; the login ${JSON.stringify(h.ssh.user)} is not root, and reprobench needs root's rights on ${h.name} (daemon.json, systemd units): set hosts[${i}].ssh.sudo: true (the user has NOPASSWD sudo and is in the docker group), or log in as root`));
+    } else if (h.ssh.user === "root" && h.ssh.sudo) {
+      out.push(problem(["hosts", i, "ssh", "sudo"], `got true for the login "root"; expected false or unset (root needs no sudo)`));
+    }
   });
   return out;
 }

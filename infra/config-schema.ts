@@ -128,7 +128,18 @@ const sshSchema = z
       message: "expected a DNS name or IP address",
     }),
     port: port.default(22),
+    /**
+     * The login. Every host script needs root's rights (daemon.json, systemd units, /var/lib/reprobench):
+     * either log in as root, or as a user with `sudo: true`.
+     */
     user: z.string().regex(/^[a-z_][a-z0-9_-]*\$?$/, { message: "expected a unix user name" }).default("root"),
+    /**
+     * The (non-root) login runs every host script through `sudo -n` (NOPASSWD sudo, no terminal). Required
+     * for a user other than root, refused for root (which needs none). The user must also be able to use the
+     * Docker socket itself (the docker group): the Docker provider dials `docker system dial-stdio` as the
+     * login, where sudo cannot help. Checked on every host before anything on any host changes.
+     */
+    sudo: z.boolean().default(false),
     /** Pinned host key, authorized_keys format ("ssh-ed25519 AAAA…"). Exactly one of hostKey/hostKeyFile. */
     hostKey: z
       .string()

@@ -119,7 +119,11 @@ export interface LoadedConfig {
 export function sshConnection(loaded: LoadedConfig, hostName: string): HostConnectionInput {
   const host = loaded.config.hosts.find((h) => h.name === hostName);
   if (!host) throw new Error(`unknown host '${hostName}'`);
-  return { name: host.name, host: host.ssh.host, port: host.ssh.port, user: host.ssh.user, privateKey: loaded.secrets.sshPrivateKey[hostName], hostKey: loaded.hostKeys[hostName] };
+  return {
+    name: host.name, host: host.ssh.host, port: host.ssh.port, user: host.ssh.user, privateKey: loaded.secrets.sshPrivateKey[hostName], hostKey: loaded.hostKeys[hostName],
+    // Only when set: a root connection stays the value it was before sudo existed (no diff in state).
+    ...(host.ssh.sudo ? { sudo: true } : {}),
+  };
 }
 
 // pulumi.runtime.isConfigSecret exists at run time but is not in the typings.

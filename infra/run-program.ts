@@ -85,7 +85,7 @@ function previewBeforeCluster(runStack: RunStackConfig, runRaw: Record<string, u
   const placeholder = (name: string): HostConnection => {
     const host = config.hosts.find((h) => h.name === name);
     if (!host) throw new Error(`unknown host ${name}`);
-    return { name, host: host.ssh.host, port: host.ssh.port, user: host.ssh.user, privateKey: "", hostKey: host.ssh.hostKey ?? "" };
+    return { name, host: host.ssh.host, port: host.ssh.port, user: host.ssh.user, privateKey: "", hostKey: host.ssh.hostKey ?? "", ...(host.ssh.sudo ? { sudo: true } : {}) };
   };
   return job(config, runStack, {
     connectionOf: placeholder,

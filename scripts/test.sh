@@ -24,6 +24,11 @@ step "shellcheck"
 command -v shellcheck >/dev/null || { apt-get update -qq && apt-get install -y -qq shellcheck >/dev/null; }
 git ls-files '*.sh' bin/reprobench | xargs shellcheck -x
 
+# The SSH tests run against a real loopback sshd and a real sudo (test/helpers/sshd.ts): a skipped test
+# must not count as passing, so install them rather than skip.
+command -v /usr/sbin/sshd >/dev/null || { apt-get update -qq && apt-get install -y -qq openssh-server >/dev/null; }
+command -v sudo >/dev/null || { apt-get update -qq && apt-get install -y -qq sudo >/dev/null; }
+
 results=$(mktemp -d)
 # Vitest's summary plus one plain "N passed, N failed" line for the whole suite at the end.
 vitest_run() { # $1 = project

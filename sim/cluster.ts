@@ -57,6 +57,11 @@ export const WHEELS_DIR = "/var/cache/reprobench/wheels";
  * wheels and `bin/uv`, bind-mounted into task containers so Harbor's mini-swe-agent installs offline.
  */
 export const AGENT_WHEELS_DIR = "/var/cache/reprobench/agent-wheels";
+/**
+ * The unprivileged login of the sim hosts (sim/images/sim-host: NOPASSWD sudo, the docker group), as on
+ * clusters that allow no root login; the local stack logs in to worker-a as this user.
+ */
+export const SUDO_USER = "bench";
 /** The host that runs the router and Harbor in the local stack (as in seed 000). */
 export const RUNNER_HOST = "worker-b";
 
@@ -257,8 +262,8 @@ export function knownHostsText(hosts: HostPlan[], keyLines: Record<string, strin
   return hosts.map((h) => `[${h.sshHost}]:${h.sshPort} ${keyLines[h.name]}\n`).join("");
 }
 
-/** ssh argv that trusts only the pinned host key and only our generated client key. */
-export function sshArgs(plan: ClusterPlan, host: HostPlan, command: string): string[] {
+/** ssh argv that trusts only the pinned host key and only our generated client key (as root, or `user`). */
+export function sshArgs(plan: ClusterPlan, host: HostPlan, command: string, user = "root"): string[] {
   return [
     "ssh",
     "-i", join(plan.root, plan.privateKeyFile),
@@ -270,7 +275,7 @@ export function sshArgs(plan: ClusterPlan, host: HostPlan, command: string): str
     "-o", "ConnectTimeout=5",
     "-o", "LogLevel=ERROR",
     "-p", String(host.sshPort),
-    `root@${host.sshHost}`,
+    `${user}@${host.sshHost}`,
     command,
   ];
 }
@@ -515,6 +520,8 @@ async function createHost(plan: ClusterPlan, host: HostPlan, image: string): Pro
   await docker(["cp", abs(host.hostPrivateKeyFile), `${host.container}:/etc/ssh/ssh_host_ed25519_key`]);
   await docker(["cp", abs(host.hostKeyFile), `${host.container}:/etc/ssh/ssh_host_ed25519_key.pub`]);
   await docker(["cp", abs(`${plan.privateKeyFile}.pub`), `${host.container}:/root/.ssh/authorized_keys`]);
+  // Owned by root (docker cp), in bench's own 0700 .ssh: sshd's StrictModes accepts that.
+  await docker(["cp", abs(`${plan.privateKeyFile}.pub`), `${host.container}:/home/${SUDO_USER}/.ssh/authorized_keys`]);
 }
 
 /**
@@ -570,7 +577,7 @@ async function waitSystemd(host: HostPlan, log: Log): Promise<void> {
   }
 }
 
-async function waitHostReady(plan: ClusterPlan, host: HostPlan, probeRef: string, log: Log): Promise<void> {
+async function waitHostReady(plan: ClusterPlan, host: HostPlan, probeRef: string, log: Log, currentImage: boolean): Promise<void> {
   const started = Date.now();
   let last = "";
   const ssh = (command: string, timeoutMs = 30_000) => run(sshArgs(plan, host, command), { timeoutMs });
@@ -592,6 +599,14 @@ async function waitHostReady(plan: ClusterPlan, host: HostPlan, probeRef: string
     },
     { timeoutMs: 90_000, lastError: () => last },
   );
+  // The local stack logs in to worker-a as the sudo user: it must log in, sudo without a password and
+  // use the Docker socket (a host from an older image has no such user: simUp notes it).
+  if (currentImage) {
+    const login = await run(sshArgs(plan, host, "sudo -n true && docker version --format '{{.Server.Version}}'", SUDO_USER), { timeoutMs: 30_000 });
+    if (login.code !== 0) {
+      throw new Error(`${host.name}: the user ${SUDO_USER} (NOPASSWD sudo, docker group; Pulumi.local.yaml logs in to worker-a as it) cannot log in, sudo or use docker there: ${(login.stderr || login.stdout).trim().split("\n").slice(-2).join(" ")}`);
+    }
+  }
   // The pull goes host → registry.sim over the sim network: name resolution, insecure-registries and
   // routing all have to be right for it to work.
   const pull = await ssh(`docker pull -q ${probeRef} >/dev/null && docker rmi -f ${probeRef} >/dev/null`, 120_000);
@@ -809,6 +824,7 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
   writeFileSync(join(root, plan.knownHostsFile), knownHostsText(plan.hosts, keyLines));
 
   const createdHosts: string[] = [];
+  const olderHosts = new Set<string>();
   const wantHash = resolved.find((i) => i.name === "sim-host")?.hash;
   for (const host of plan.hosts) {
     const state = await containerState(host.container);
@@ -817,7 +833,10 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
       createdHosts.push(host.name);
     } else {
       const hash = (await docker(["inspect", "--type", "container", "--format", `{{index .Config.Labels "${HASH_LABEL}"}}`, host.container])).trim();
-      if (hash !== wantHash) log(`note: ${host.name} runs an older host image; \`sim down\` + \`sim up\` recreates it`);
+      if (hash !== wantHash) {
+        olderHosts.add(host.name);
+        log(`note: ${host.name} runs an older host image (it may lack the ${SUDO_USER} login the local stack uses on worker-a); \`sim down\` + \`sim up\` recreates it`);
+      }
     }
     if (state !== "running") await docker(["start", host.container]);
   }
@@ -829,7 +848,7 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
     await waitSystemd(host, log);
     await provisionHost(plan, host);
   }
-  for (const host of plan.hosts) await waitHostReady(plan, host, images.probe, log);
+  for (const host of plan.hosts) await waitHostReady(plan, host, images.probe, log, !olderHosts.has(host.name));
 
   writeFileSync(join(root, plan.clusterFile), `${JSON.stringify(clusterJson(plan, images), null, 2)}\n`);
   const seconds = (Date.now() - started) / 1000;

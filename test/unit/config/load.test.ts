@@ -58,7 +58,7 @@ describe("loadConfig", () => {
     expect(await isSecret(key)).toBe(true);
     expect(await isSecret(loaded.secrets.proxyUpstream!)).toBe(true);
     const conn = sshConnection(loaded, "worker-a");
-    expect({ ...conn, privateKey: undefined }).toEqual({ name: "worker-a", host: "127.0.0.1", port: 2201, user: "root", privateKey: undefined, hostKey: `${HOST_KEY_A} root@worker-a` });
+    expect({ ...conn, privateKey: undefined }).toEqual({ name: "worker-a", host: "127.0.0.1", port: 2201, user: "bench", sudo: true, privateKey: undefined, hostKey: `${HOST_KEY_A} root@worker-a` });
     // The config handed to components carries no plain secret.
     expect(loaded.config.proxyUpstream).toBe("[secret]");
     expect(JSON.stringify(loaded.config)).not.toContain("BEGIN OPENSSH");

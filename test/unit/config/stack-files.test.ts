@@ -112,14 +112,14 @@ describe("stack files", () => {
     expect(c.hosts.map((h) => ({ name: h.name, ssh: h.ssh, privateIp: h.privateIp, gpus: h.gpus, roles: h.roles }))).toEqual([
       {
         name: "worker-a",
-        ssh: { host: "127.0.0.1", port: 2201, user: "root", hostKeyFile: ".sim/hosts/worker-a/ssh_host_ed25519_key.pub", privateKeyFile: ".sim/id_ed25519" },
+        ssh: { host: "127.0.0.1", port: 2201, user: "bench", sudo: true, hostKeyFile: ".sim/hosts/worker-a/ssh_host_ed25519_key.pub", privateKeyFile: ".sim/id_ed25519" },
         privateIp: "172.31.250.11",
         gpus: 0,
         roles: ["worker"],
       },
       {
         name: "worker-b",
-        ssh: { host: "127.0.0.1", port: 2202, user: "root", hostKeyFile: ".sim/hosts/worker-b/ssh_host_ed25519_key.pub", privateKeyFile: ".sim/id_ed25519" },
+        ssh: { host: "127.0.0.1", port: 2202, user: "root", sudo: false, hostKeyFile: ".sim/hosts/worker-b/ssh_host_ed25519_key.pub", privateKeyFile: ".sim/id_ed25519" },
         privateIp: "172.31.250.12",
         gpus: 0,
         roles: ["worker", "router", "runner"],

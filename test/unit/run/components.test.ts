@@ -22,6 +22,7 @@ describe("HarborRunner inputs", () => {
       EXTRAS: "",
       WORK_DIR: "/var/lib/reprobench",
       JOBS_DIR: "/var/lib/reprobench/jobs",
+      UPLOADS_DIR: "/var/lib/reprobench/uploads",
     });
     expect(installScriptEnv(seedConfig({ harbor: { pipFindLinks: "/var/cache/reprobench/wheels" } }).harbor).FIND_LINKS).toBe("/var/cache/reprobench/wheels");
     expect(installScriptEnv(seedConfig({ harbor: { extras: ["hf-sandbox"] } }).harbor).EXTRAS).toBe("hf-sandbox");
@@ -39,7 +40,8 @@ describe("HarborRunner inputs", () => {
     const source = datasetSource(h, REPO);
     if (source.kind !== "upload") throw new Error("expected an upload");
     expect(source.localDir).toBe(path.join(REPO, "sim/dataset"));
-    expect(source.uploadDir).toBe(`/var/lib/reprobench/sim-dataset.upload-${source.digest.slice(0, 16)}`);
+    // Under the login's own uploads dir (CopyToRemote writes as the SSH login, which may not be root).
+    expect(source.uploadDir).toBe(`/var/lib/reprobench/uploads/dataset-${source.digest.slice(0, 16)}`);
     expect(datasetScriptEnv(h, source)).toMatchObject({ DATASET_REPO: "", UPLOAD_DIR: source.uploadDir, TASKS_DIR: "/var/lib/reprobench/sim-dataset", EXPECTED_COUNT: "3" });
   });
 

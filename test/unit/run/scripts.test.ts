@@ -218,14 +218,14 @@ describe("harbor-install.sh", () => {
     writeFileSync(path.join(links, "harbor-0.21.0-py3-none-any.whl"), "not the real wheel");
     const got = execFileSync("sha256sum", [path.join(links, "harbor-0.21.0-py3-none-any.whl")], { encoding: "utf8" }).split(" ")[0];
     const want = "c77d779a03f1a9e8ecb3c449e17f39a9728b82238832f1fd28632eb9426c0a21";
-    const r = runScript("harbor-install.sh", { HARBOR_VERSION: "0.21.0", WHEEL_SHA256: want, VENV: path.join(dir, "venv"), PYTHON_VERSION: "3.13", FIND_LINKS: links, WORK_DIR: dir, JOBS_DIR: path.join(dir, "jobs") });
+    const r = runScript("harbor-install.sh", { HARBOR_VERSION: "0.21.0", WHEEL_SHA256: want, VENV: path.join(dir, "venv"), PYTHON_VERSION: "3.13", FIND_LINKS: links, WORK_DIR: dir, JOBS_DIR: path.join(dir, "jobs"), UPLOADS_DIR: path.join(dir, "uploads") });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`expected ${want} (harbor.wheelSha256), got ${got}`);
   });
 
   it("names harbor.pipFindLinks when the wheel is not there", () => {
     const dir = tempDir();
-    const r = runScript("harbor-install.sh", { HARBOR_VERSION: "0.21.0", WHEEL_SHA256: "0".repeat(64), VENV: path.join(dir, "venv"), PYTHON_VERSION: "3.13", FIND_LINKS: dir, WORK_DIR: dir, JOBS_DIR: path.join(dir, "jobs") });
+    const r = runScript("harbor-install.sh", { HARBOR_VERSION: "0.21.0", WHEEL_SHA256: "0".repeat(64), VENV: path.join(dir, "venv"), PYTHON_VERSION: "3.13", FIND_LINKS: dir, WORK_DIR: dir, JOBS_DIR: path.join(dir, "jobs"), UPLOADS_DIR: path.join(dir, "uploads") });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/harbor-0.21.0-py3-none-any.whl not found \(harbor.pipFindLinks/);
   });
