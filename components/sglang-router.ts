@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { apiKeyEntrypoint } from "./container-spec";
 import { scriptWithEnv } from "./host-script";
-import { registryDigest } from "./image-digest";
+import { pinnedImageRef, registryDigest } from "./image-digest";
 import { RestartGuard, type RestartGuardSettings } from "./restart-guard";
 import { RESTART } from "./sglang-worker";
 import { type RouterSettings, routerContainerSpec, routerGateEnv, routerLocalUrl } from "./router-spec";
@@ -52,7 +52,7 @@ export class SglangRouter extends pulumi.ComponentResource {
     const childOpts = { parent: this, provider: args.dockerProvider, dependsOn: opts?.dependsOn };
     // What the tag resolves to in the registry now: a moved tag re-pulls (and, behind the guard, restarts).
     const digest = registryDigest(`${name}-image-digest`, { connection: args.connection, image: r.image }, { parent: this, dependsOn: opts?.dependsOn });
-    this.image = new docker.RemoteImage(`${name}-image`, { name: r.image, keepLocally: true, pullTriggers: [digest] }, childOpts);
+    this.image = new docker.RemoteImage(`${name}-image`, { name: digest.apply((d) => pinnedImageRef(r.image, d)), keepLocally: true }, childOpts);
     const guard = args.restartGuard
       ? new RestartGuard(
           `${name}-restart-guard`,

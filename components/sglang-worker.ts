@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { type ContainerSpec, apiKeyEntrypoint, containerLabels, ulimitList } from "./container-spec";
 import { scriptWithEnv } from "./host-script";
-import { registryDigest } from "./image-digest";
+import { pinnedImageRef, registryDigest } from "./image-digest";
 import { RestartGuard, type RestartGuardSettings } from "./restart-guard";
 import { type WorkerSettings, expectedServerInfo, expectedVllmModel, serverCommand } from "./model-server";
 import type { HostConnectionInput } from "./ssh";
@@ -98,7 +98,7 @@ export class SglangWorker extends pulumi.ComponentResource {
     // Model server images are tens of GB: a destroy leaves them on the host.
     // What the tag resolves to in the registry now: a moved tag re-pulls (and, behind the guard, restarts).
     const digest = registryDigest(`${name}-image-digest`, { connection: args.connection, image: s.image }, { parent: this, dependsOn: opts?.dependsOn });
-    this.image = new docker.RemoteImage(`${name}-image`, { name: s.image, keepLocally: true, pullTriggers: [digest] }, childOpts);
+    this.image = new docker.RemoteImage(`${name}-image`, { name: digest.apply((d) => pinnedImageRef(s.image, d)), keepLocally: true }, childOpts);
     // Runs before the container changes: a new argv, image or user means a restart.
     const guard = args.restartGuard
       ? new RestartGuard(

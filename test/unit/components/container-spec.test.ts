@@ -3,6 +3,7 @@
 // container's shell would; ulimits are soft/hard pairs; labels mark what reprobench created.
 import { describe, expect, it } from "vitest";
 import { API_KEY_ENV, MANAGED_LABEL, ROLE_LABEL, apiKeyEntrypoint, containerLabels, ulimitList } from "../../../components/container-spec";
+import { pinnedImageRef } from "../../../components/image-digest";
 import { execArgv } from "../../helpers/entrypoint";
 
 describe("apiKeyEntrypoint", () => {
@@ -45,5 +46,19 @@ describe("containerLabels", () => {
     ]);
     expect(containerLabels("router").find((l) => l.label === ROLE_LABEL)?.value).toBe("router");
     expect(MANAGED_LABEL).toBe("io.reprobench.managed");
+  });
+});
+
+describe("pinnedImageRef", () => {
+  const d = `sha256:${"ab".repeat(32)}`;
+  it("pulls the repository at the digest its tag resolved to", () => {
+    expect(pinnedImageRef("lmsysorg/sglang:latest-runtime", `digest=${d}`)).toBe(`lmsysorg/sglang@${d}`);
+    expect(pinnedImageRef("registry.sim:5000/reprobench/sglang-double:latest", `digest=${d}\n`)).toBe(`registry.sim:5000/reprobench/sglang-double@${d}`);
+    // No tag: the registry's port is not a tag.
+    expect(pinnedImageRef("registry.sim:5000/reprobench/sglang-double", `digest=${d}`)).toBe(`registry.sim:5000/reprobench/sglang-double@${d}`);
+  });
+  it("keeps the reference when the registry could not say, or when it is pinned already", () => {
+    expect(pinnedImageRef("lmsysorg/sglang:latest-runtime", "digest=unresolved")).toBe("lmsysorg/sglang:latest-runtime");
+    expect(pinnedImageRef(`lmsysorg/sglang@${d}`, `digest=sha256:${"cd".repeat(32)}`)).toBe(`lmsysorg/sglang@${d}`);
   });
 });
