@@ -170,7 +170,9 @@ const PAGE_SCRIPT = `
     var colours = { "passed": "#2e9d5b", "failed": "#d64545", "agent timeout": "#8e7cc3", "errored": "#e69138", "cancelled": "#b8bcc2" };
     var slots = [];
     for (var i = 0; i < tl.slots; i++) slots.push("slot " + (i + 1));
-    var hm = function (h) { var m = Math.round(h * 60); return Math.floor(m / 60) + ":" + String(m % 60).padStart(2, "0"); };
+    // h:mm, or m:ss for runs shorter than half an hour.
+    var short = tl.hours < 0.5;
+    var hm = function (h) { var u = Math.round(h * (short ? 3600 : 60)); return Math.floor(u / 60) + ":" + String(u % 60).padStart(2, "0"); };
     var sets = tl.outcomes.map(function (o) {
       var bars = tl.bars.filter(function (b) { return b.outcome === o; });
       return { label: o, data: bars.map(function (b) { return { x: [b.start, b.end], y: "slot " + (b.slot + 1), b: b }; }),
@@ -182,8 +184,8 @@ const PAGE_SCRIPT = `
       type: "bar",
       data: { labels: slots, datasets: sets },
       options: { indexAxis: "y", responsive: true, maintainAspectRatio: false,
-        scales: { x: { type: "linear", min: 0, max: Math.ceil(tl.hours * 4) / 4 || 0.25, ticks: { callback: function (v) { return hm(v); } },
-            title: { display: true, text: "wall clock (h:mm since " + tl.startedAt.replace("T", " ").replace(/\\.\\d+Z$/, "Z") + ")" } },
+        scales: { x: { type: "linear", min: 0, max: tl.hours || 1 / 60, ticks: { callback: function (v) { return hm(v); } },
+            title: { display: true, text: "wall clock (" + (short ? "m:ss" : "h:mm") + " since " + tl.startedAt.replace("T", " ").replace(/\\.\\d+Z$/, "Z") + ")" } },
           y: { stacked: true, ticks: { autoSkip: false, font: { size: tl.slots > 30 ? 8 : 11 } } } },
         plugins: { legend: { position: "top" }, tooltip: { callbacks: { label: function (c) { var b = c.raw.b;
           return b.trial + " (" + b.outcome + (b.exceptionType ? ", " + b.exceptionType : "") + (b.counted ? "" : ", superseded") + "): " + hm(b.start) + "–" + hm(b.end); } } } } }

@@ -265,7 +265,8 @@ function serverReport(s: ServerInput): StatusReport["servers"][number] {
     ranks = getLoadRankLoads(p.load);
     note = "no Prometheus /metrics (start SGLang with --enable-metrics: sglang.extraArgs); running/queued from /get_load, no throughput";
   } else {
-    note = `neither /metrics (HTTP ${p.metricsStatus || "no answer"}) nor /get_load (HTTP ${p.loadStatus || "no answer"}) answered`;
+    const http = (code: string | undefined) => (!code || code === "000" ? "no answer" : `HTTP ${code}`);
+    note = `neither /metrics (${http(p.metricsStatus)}) nor /get_load (${http(p.loadStatus)}) answered: is the server up?`;
   }
   return {
     host: s.host,
@@ -280,7 +281,10 @@ function serverReport(s: ServerInput): StatusReport["servers"][number] {
 function routerReport(r: RouterInput): NonNullable<StatusReport["router"]> {
   if ("error" in r.probe) return { host: r.host, url: r.url, source: "unreachable", workers: [], note: r.probe.error };
   const p = r.probe;
-  if (p.source !== "metrics") return { host: r.host, url: r.url, source: "unavailable", workers: [], note: `the router's Prometheus listener did not answer (HTTP ${p.metricsStatus || "no answer"})` };
+  if (p.source !== "metrics") {
+    const answer = !p.metricsStatus || p.metricsStatus === "000" ? "no answer" : `HTTP ${p.metricsStatus}`;
+    return { host: r.host, url: r.url, source: "unavailable", workers: [], note: `the router's Prometheus listener did not answer (${answer}): is the router up?` };
+  }
   const workers: RouterWorker[] = routerWorkers(parsePrometheus(p.metrics ?? ""));
   return { host: r.host, url: r.url, source: "metrics", workers, note: workers.length ? null : "no per-worker series yet" };
 }
@@ -330,7 +334,8 @@ export function buildStatus(input: StatusInputs, generatedAt = new Date()): Stat
   const startedAt = typeof job?.result?.started_at === "string" ? job.result.started_at : null;
   const finishedAt = typeof job?.result?.finished_at === "string" ? job.result.finished_at : null;
   const startMs = parseTime(startedAt);
-  const endMs = parseTime(finishedAt);
+  // A job that ended without finished_at ended when Harbor last wrote its result.json.
+  const endMs = parseTime(finishedAt) ?? (live ? null : parseTime(typeof job?.result?.updated_at === "string" ? job.result.updated_at : null));
   const elapsedSec = startMs === null ? null : Math.max(0, ((endMs ?? input.now) - startMs) / 1000);
   const pid = job && job.unit.mainPid > 0 ? job.unit.mainPid : (input.recordedPid ?? null);
   if (job?.fromCurrentFile) notes.push(`stack ${input.stack} has no job in its outputs (destroyed, or up did not finish): showing its last job on the runner, ${job.jobName}`);
@@ -403,7 +408,8 @@ export function renderStatus(r: StatusReport, opts: { maxRunning?: number } = {}
   } else {
     const pid = j.pid ? `harbor pid ${j.pid}` : "no harbor process";
     out.push(`${head} · job ${j.name}`);
-    out.push(`state    ${j.state.toUpperCase()} (${pid}${j.unit ? `, unit ${j.unit}` : ""})${j.elapsedSec !== null ? ` · ${j.state === "finished" ? "took" : "running for"} ${duration(j.elapsedSec)}` : ""}`);
+    const took = j.state === "finished" ? "took" : j.state === "running" || j.state === "stopping" ? "running for" : "ran for";
+    out.push(`state    ${j.state.toUpperCase()} (${pid}${j.unit ? `, unit ${j.unit}` : ""})${j.elapsedSec !== null ? ` · ${took} ${duration(j.elapsedSec)}` : ""}`);
     if (j.state !== "running" && j.state !== "finished") out.push(`         ${j.stateReason}`);
     const t = r.trials;
     out.push(`trials   ${progressBar(t.progress)} ${t.finished}/${t.total ?? "?"} finished · ${t.running} running · ${t.pending ?? "?"} pending${t.incomplete ? ` · ${t.incomplete} without result.json` : ""}`);
