@@ -107,7 +107,7 @@ async function connectionsFromStackFile(root: string, stack: string, config: Rep
       missing.push(h.name);
       continue;
     }
-    out.set(h.name, { name: h.name, host: h.ssh.host, port: h.ssh.port, user: h.ssh.user, privateKey: key, hostKey });
+    out.set(h.name, { name: h.name, host: h.ssh.host, port: h.ssh.port, user: h.ssh.user, privateKey: key, hostKey, ...(h.ssh.sudo ? { sudo: true } : {}) });
   }
   if (missing.length) {
     throw new Error(
@@ -202,7 +202,7 @@ export function connectionOf(access: StackAccess, host: string): HostConnection 
 export function sshArgvFor(c: HostConnection, remoteCommand: string, opts: { tty?: boolean; connectTimeoutSecs?: number } = {}): string[] {
   const files = writeSshMaterial(c);
   const options = sshOptions(files).map((o) => (o.startsWith("ConnectTimeout=") && opts.connectTimeoutSecs ? `ConnectTimeout=${opts.connectTimeoutSecs}` : o));
-  const sudo = (c as HostConnection & { sudo?: boolean }).sudo === true && c.user !== "root";
+  const sudo = c.sudo === true && c.user !== "root";
   const command = sudo ? `sudo -n -- bash -c ${shellQuoteWord(remoteCommand)}` : remoteCommand;
   return ["ssh", ...options, "-o", "LogLevel=ERROR", ...(opts.tty ? ["-t"] : []), "-p", String(c.port), "-l", c.user, c.host, command];
 }

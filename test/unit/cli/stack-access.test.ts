@@ -138,7 +138,7 @@ describe("ssh argv", () => {
       const known = argv.find((x) => x.startsWith("UserKnownHostsFile="))!.split("=")[1];
       expect(fs.readFileSync(known, "utf8")).toBe(`[127.0.0.1]:2201 ${HOST_KEY}\n`);
       expect(argv.join(" ")).not.toContain("BEGIN OPENSSH");
-      const sudo = sshArgvFor({ ...c, user: "ops", sudo: true } as typeof c, "tail -n 5 '/x y'");
+      const sudo = sshArgvFor({ ...c, user: "ops", sudo: true }, "tail -n 5 '/x y'");
       expect(sudo.at(-1)).toBe(`sudo -n -- bash -c 'tail -n 5 '\\''/x y'\\'''`);
     } finally {
       if (prev === undefined) delete process.env.REPROBENCH_SSH_DIR;
