@@ -3,8 +3,10 @@
 # time: images already present are skipped; the rest are copied with skopeo (linux/amd64) straight into
 # the daemon, retried ATTEMPTS times with exponential backoff, and must report Architecture amd64.
 # Registries in the daemon's "insecure-registries" (or INSECURE_REGISTRIES) are read over plain HTTP.
-# Ends with the manual's "N/N images ready" and fails naming every missing image. Last stdout line:
-# {"ready":N,"total":N,"images":{"<ref>":"<image id>"}}.
+# Each tag is resolved to its registry digest first and that digest is what is copied (and recorded under
+# DIGESTS_DIR), so the run manifest names exactly the build that ran. Ends with the manual's "N/N images
+# ready" and fails naming every missing image. Last stdout line:
+# {"ready":N,"total":N,"images":{"<ref>":"<repo>@sha256:… (or the local image id, for an image no pull recorded)"}}.
 # Inputs (env):
 #   IMAGES               newline-separated image references
 #   CONCURRENCY          parallel pulls (xargs -P)
@@ -12,11 +14,13 @@
 #   INSECURE_REGISTRIES  comma-separated host[:port] list (optional)
 #   DAEMON_JSON          daemon config read for insecure-registries (default /etc/docker/daemon.json)
 #   BACKOFF_SECONDS      first retry delay, doubled each time (default 5)
+#   DIGESTS_DIR          where each pulled image's registry digest is kept (default /var/lib/reprobench/task-image-digests)
 set -euo pipefail
 : "${IMAGES:?}" "${CONCURRENCY:?}" "${ATTEMPTS:?}"
 INSECURE_REGISTRIES=${INSECURE_REGISTRIES:-}
 DAEMON_JSON=${DAEMON_JSON:-/etc/docker/daemon.json}
 BACKOFF_SECONDS=${BACKOFF_SECONDS:-5}
+DIGESTS_DIR=${DIGESTS_DIR:-/var/lib/reprobench/task-image-digests}
 die() { echo "task-images: $*" >&2; exit 1; }
 for tool in docker skopeo jq xargs flock; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
 
@@ -24,7 +28,14 @@ insecure=",$INSECURE_REGISTRIES,"
 if [ -f "$DAEMON_JSON" ]; then
   insecure="$insecure$(jq -r '(."insecure-registries" // []) | join(",")' "$DAEMON_JSON"),"
 fi
-export insecure ATTEMPTS BACKOFF_SECONDS
+mkdir -p "$DIGESTS_DIR"
+export insecure ATTEMPTS BACKOFF_SECONDS DIGESTS_DIR
+
+# The file that keeps an image reference's registry digest.
+digest_file() { printf '%s/%s' "$DIGESTS_DIR" "$(printf %s "$1" | sha256sum | cut -c1-32)"; }
+# The repository of a reference (no tag, no digest; a registry port is not a tag).
+repo_of() { local r=${1%@*}; case "${r##*/}" in *:*) r=${r%:*} ;; esac; printf %s "$r"; }
+export -f digest_file repo_of
 
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT
@@ -49,7 +60,7 @@ export -f report_done
 # One image: cached → skip; else skopeo copy with retries; then the architecture check. One line of
 # progress per image (xargs runs several at once, each line is written whole).
 pull_one() {
-  local image=$1 registry tls=() attempt delay arch
+  local image=$1 registry tls=() inspect_tls=() attempt delay arch digest
   if docker image inspect "$image" >/dev/null 2>&1; then
     printf 'task-images: cached %s\n' "$image" >&2
   else
@@ -57,11 +68,15 @@ pull_one() {
     if [ "$registry" != "$image" ] && case "$registry" in *.* | *:* | localhost) true ;; *) false ;; esac &&
       case "$insecure" in *",$registry,"*) true ;; *) false ;; esac; then
       tls=(--src-tls-verify=false)
+      inspect_tls=(--tls-verify=false)
     fi
     delay=$BACKOFF_SECONDS
     for ((attempt = 1; ; attempt++)); do
-      if skopeo copy --quiet --override-os linux --override-arch amd64 "${tls[@]}" "docker://$image" "docker-daemon:$image" >/dev/null 2>"/tmp/task-images.$$.err"; then
-        printf 'task-images: pulled %s (attempt %d)\n' "$image" "$attempt" >&2
+      # The tag's digest for linux/amd64 now, then exactly that build.
+      if digest=$(skopeo inspect --override-os linux --override-arch amd64 "${inspect_tls[@]}" --format '{{.Digest}}' "docker://$image" 2>"/tmp/task-images.$$.err") &&
+        skopeo copy --quiet --override-os linux --override-arch amd64 "${tls[@]}" "docker://$(repo_of "$image")@$digest" "docker-daemon:$image" >/dev/null 2>"/tmp/task-images.$$.err"; then
+        printf '%s\n' "$digest" >"$(digest_file "$image")"
+        printf 'task-images: pulled %s at %s (attempt %d)\n' "$image" "$digest" "$attempt" >&2
         break
       fi
       if [ "$attempt" -ge "$ATTEMPTS" ]; then
@@ -96,11 +111,15 @@ while IFS= read -r image; do
   if id=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null) &&
     [ "$(docker image inspect --format '{{.Architecture}}' "$image")" = amd64 ]; then
     ready=$((ready + 1))
-    # The registry digest the tag resolved to (what the manifest pins); the local id when the image
-    # never came from a registry.
-    repo=${image%@*}
-    case "${repo##*/}" in *:*) repo=${repo%:*} ;; esac
-    digest=$(docker image inspect --format '{{json .RepoDigests}}' "$image" | jq -r --arg repo "$repo" '[.[] | select(startswith($repo + "@"))][0] // empty')
+    # The registry digest this image was pulled at (recorded by pull_one, or docker's own RepoDigests);
+    # the local id for an image no pull recorded.
+    repo=$(repo_of "$image")
+    digest=$(cat "$(digest_file "$image")" 2>/dev/null || true)
+    if [ -n "$digest" ]; then
+      digest="$repo@$digest"
+    else
+      digest=$(docker image inspect --format '{{json .RepoDigests}}' "$image" | jq -r --arg repo "$repo" '[.[] | select(startswith($repo + "@"))][0] // empty')
+    fi
     ids=$(jq -c --arg k "$image" --arg v "${digest:-$id}" '. + {($k): $v}' <<<"$ids")
   else
     missing+=("$image")

@@ -31,7 +31,7 @@ describe("task-images.sh progress", () => {
   it("one line per image done, counting up to the total, whichever pull finishes first", () => {
     // Every image is already in the daemon (amd64): each is "cached" and done at once.
     const bin = tools("images", { docker: "#!/bin/sh\ncase \"$*\" in *Architecture*) echo amd64;; *RepoDigests*) echo '[]';; *) echo sha256:x;; esac\n", skopeo: "#!/bin/sh\nexit 9\n" });
-    const r = run("task-images.sh", { PATH: `${bin}:${process.env.PATH}`, IMAGES: "a/one:1\na/two:1\na/three:1", CONCURRENCY: "3", ATTEMPTS: "1", DAEMON_JSON: "/nonexistent" });
+    const r = run("task-images.sh", { PATH: `${bin}:${process.env.PATH}`, IMAGES: "a/one:1\na/two:1\na/three:1", CONCURRENCY: "3", ATTEMPTS: "1", DAEMON_JSON: "/nonexistent", DIGESTS_DIR: path.join(bin, "digests") });
     expect(r.status, r.stderr).toBe(0);
     expect(progress(r.stderr)).toEqual(["task-images: 1/3 images ready or tried", "task-images: 2/3 images ready or tried", "task-images: 3/3 images ready or tried"]);
   });

@@ -1,5 +1,6 @@
 // The run's host scripts: shellcheck-clean, and the ones that need neither systemd nor a real registry
 // run here against recording stand-ins for docker, skopeo and harbor (on PATH / in a fake venv).
+import { createHash } from "node:crypto";
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -46,7 +47,7 @@ describe("host scripts", () => {
 /** A PATH with stand-in docker and skopeo: images "present" are files in $STATE; skopeo fails per $FAIL_<n>. */
 function fakeImageTools(dir: string): string {
   const bin = path.join(dir, "bin");
-  mkdirSync(bin);
+  mkdirSync(bin, { recursive: true });
   mkdirSync(path.join(dir, "state"), { recursive: true });
   executable(
     path.join(bin, "docker"),
@@ -71,9 +72,14 @@ set -euo pipefail
 echo "skopeo $*" >>"$STATE/calls"
 src=; dst=
 for a in "$@"; do case "$a" in docker://*) src=\${a#docker://};; docker-daemon:*) dst=\${a#docker-daemon:};; esac; done
-n=$(grep -c "skopeo .*docker://$src " "$STATE/calls" || true)
-fails=$(grep -F "$src=" "$STATE/failures" 2>/dev/null | cut -d= -f2 || true)
-if [ "$n" -le "\${fails:-0}" ]; then echo "time=x level=fatal msg=\\"simulated failure $n for $src\\"" >&2; exit 1; fi
+if [ "$1" = inspect ]; then
+  # The tag's digest (sha256 of the reference); fails as often as $STATE/failures says.
+  n=$(grep -c "skopeo inspect .*docker://$src$" "$STATE/calls" || true)
+  fails=$(grep -F "$src=" "$STATE/failures" 2>/dev/null | cut -d= -f2 || true)
+  if [ "$n" -le "\${fails:-0}" ]; then echo "time=x level=fatal msg=\\"simulated failure $n for $src\\"" >&2; exit 1; fi
+  echo "sha256:$(printf '%s' "$src" | sha256sum | cut -c1-64)"
+  exit 0
+fi
 key=$(printf '%s' "$dst" | tr '/:' '__')
 arch=amd64; case "$src" in *arm64*) arch=arm64;; esac
 echo "$arch" >"$STATE/$key"
@@ -96,6 +102,7 @@ describe("task-images.sh", () => {
       ATTEMPTS: "3",
       DAEMON_JSON: daemon,
       BACKOFF_SECONDS: "2",
+      DIGESTS_DIR: path.join(dir, "digests"),
       ...extra,
     });
   }
@@ -106,22 +113,32 @@ describe("task-images.sh", () => {
     const r0 = pull(dir, ["registry.sim:5000/a/one:1", "alexgshaw/regex-chess:20251031", "registry.sim:5000/a/one:1"]);
     expect(r0.status, r0.stderr).toBe(0);
     expect(r0.stderr).toContain("2/2 images ready");
-    expect(r0.stderr).toContain("pulled registry.sim:5000/a/one:1 (attempt 1)");
+    const tagDigest = (ref: string) => `sha256:${createHash("sha256").update(ref).digest("hex")}`;
+    const one = tagDigest("registry.sim:5000/a/one:1");
+    const chess = tagDigest("alexgshaw/regex-chess:20251031");
+    expect(r0.stderr).toContain(`pulled registry.sim:5000/a/one:1 at ${one} (attempt 1)`);
     const calls = readFileSync(path.join(dir, "state/calls"), "utf8");
-    expect(calls).toMatch(/skopeo copy --quiet --override-os linux --override-arch amd64 --src-tls-verify=false docker:\/\/registry.sim:5000\/a\/one:1 docker-daemon:registry.sim:5000\/a\/one:1/);
-    expect(calls).toMatch(/skopeo copy --quiet --override-os linux --override-arch amd64 docker:\/\/alexgshaw\/regex-chess:20251031/);
+    // The tag is resolved first (over HTTP for an insecure registry), then exactly that digest is copied.
+    expect(calls).toContain("skopeo inspect --override-os linux --override-arch amd64 --tls-verify=false --format {{.Digest}} docker://registry.sim:5000/a/one:1");
+    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 --src-tls-verify=false docker://registry.sim:5000/a/one@${one} docker-daemon:registry.sim:5000/a/one:1`);
+    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 docker://alexgshaw/regex-chess@${chess} docker-daemon:alexgshaw/regex-chess:20251031`);
+    // The manifest records the registry digests.
     expect(JSON.parse(r0.stdout.trim().split("\n").pop()!)).toEqual({
       ready: 2,
       total: 2,
-      images: { "registry.sim:5000/a/one:1": "sha256:registry.sim_5000_a_one_1", "alexgshaw/regex-chess:20251031": "sha256:alexgshaw_regex-chess_20251031" },
+      images: { "registry.sim:5000/a/one:1": `registry.sim:5000/a/one@${one}`, "alexgshaw/regex-chess:20251031": `alexgshaw/regex-chess@${chess}` },
     });
+    // A later run finds them cached and still reports the digests they were pulled at.
+    const r1 = pull(dir, ["registry.sim:5000/a/one:1"]);
+    expect(r1.stderr).toContain("cached registry.sim:5000/a/one:1");
+    expect(JSON.parse(r1.stdout.trim().split("\n").pop()!).images).toEqual({ "registry.sim:5000/a/one:1": `registry.sim:5000/a/one@${one}` });
   });
 
   it("skips cached images without calling skopeo", () => {
     const dir = tempDir();
     const bin = fakeImageTools(dir);
     writeFileSync(path.join(dir, "state/x_y_1"), "amd64\n");
-    const r = runScript("task-images.sh", { PATH: `${bin}:${process.env.PATH}`, STATE: path.join(dir, "state"), IMAGES: "x/y:1", CONCURRENCY: "2", ATTEMPTS: "1", DAEMON_JSON: "/nonexistent" });
+    const r = runScript("task-images.sh", { PATH: `${bin}:${process.env.PATH}`, STATE: path.join(dir, "state"), IMAGES: "x/y:1", CONCURRENCY: "2", ATTEMPTS: "1", DAEMON_JSON: "/nonexistent", DIGESTS_DIR: path.join(dir, "digests") });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toContain("cached x/y:1");
     expect(readFileSync(path.join(dir, "state/calls"), "utf8")).not.toContain("skopeo");
@@ -134,7 +151,7 @@ describe("task-images.sh", () => {
     writeFileSync(path.join(dir, "state/failures"), "r.io/flaky:1=2\nr.io/dead:1=99\n");
     const r = pull(dir, ["r.io/flaky:1", "r.io/dead:1", "r.io/arm64:1"], { INSECURE_REGISTRIES: "r.io" });
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain("pulled r.io/flaky:1 (attempt 3)");
+    expect(r.stderr).toMatch(/pulled r\.io\/flaky:1 at sha256:[0-9a-f]{64} \(attempt 3\)/);
     expect(r.stderr).toContain("FAILED r.io/dead:1 after 3 attempts");
     expect(r.stderr).toContain("r.io/arm64:1 has architecture arm64, expected amd64");
     expect(r.stderr).toContain("1/3 images ready");
@@ -142,7 +159,7 @@ describe("task-images.sh", () => {
     const sleeps = readFileSync(path.join(dir, "state/calls"), "utf8").split("\n").filter((l) => l.startsWith("sleep"));
     // Two waits per failing image before its 3rd attempt: 2 s then 4 s.
     expect(sleeps.sort()).toEqual(["sleep 2", "sleep 2", "sleep 4", "sleep 4"]);
-    expect(readFileSync(path.join(dir, "state/calls"), "utf8")).toContain("--src-tls-verify=false docker://r.io/dead:1");
+    expect(readFileSync(path.join(dir, "state/calls"), "utf8")).toContain("--tls-verify=false --format {{.Digest}} docker://r.io/dead:1");
   });
 });
 
