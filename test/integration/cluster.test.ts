@@ -160,7 +160,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
         (err: Error) => err,
       );
       const text = `${failure.message}\n${events.join("")}`;
-      expect(text).toMatch(/host worker-a \(root@127\.0\.0\.1:\d+\) cannot be reached over SSH/);
+      expect(text).toMatch(/host worker-a \([a-z]+@127\.0\.0\.1:\d+\) cannot be reached over SSH/);
       expect(text).not.toMatch(/\(replace\)|\(delete-replaced\)/);
       console.log(`cluster: preview --refresh with sshd stopped on worker-a:\n${text.split("\n").filter((l) => /error:|cannot be reached|Connection refused/.test(l)).slice(0, 8).join("\n")}`);
     } finally {
