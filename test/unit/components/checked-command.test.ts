@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { checkedCommandProvider as provider } from "../../../components/checked-command";
 import type { HostConnection } from "../../../components/ssh";
 import { type Sshd, freePort, keyPair, sshdAvailable, startSshd } from "../../helpers/sshd";
+import { rejection } from "../../helpers/rejection";
 
 /** The provider's state (inputs plus expected/observed/stdout), loosely: tests build it by hand. */
 type State = Record<string, unknown> & { connection: HostConnection };
@@ -32,15 +33,6 @@ function state(connection: HostConnection, fields: Record<string, unknown> = {})
     stdout: "created\n",
     ...fields,
   };
-}
-
-async function rejection(p: Promise<unknown>): Promise<string> {
-  const outcome = await p.then(
-    (value) => ({ resolved: value }),
-    (err: unknown) => ({ rejected: err instanceof Error ? err.message : String(err) }),
-  );
-  if (!("rejected" in outcome)) throw new Error(`expected a rejection, resolved with ${JSON.stringify(outcome.resolved)}`);
-  return outcome.rejected;
 }
 
 describe("read() against a host nothing listens on", () => {

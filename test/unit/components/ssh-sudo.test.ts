@@ -10,6 +10,7 @@ import { checkedCommandProvider as provider, remoteInvocation } from "../../../c
 import { bashCommand, hostScript, rootCommand, rootShell, scriptWithEnv } from "../../../components/host-script";
 import type { HostConnection } from "../../../components/ssh";
 import { type Sshd, keyPair, sshdAvailable, startSshd } from "../../helpers/sshd";
+import { rejection } from "../../helpers/rejection";
 
 const SECRET = "sk-sudo-test-3f9a";
 const scratch = mkdtempSync(path.join(tmpdir(), "rb-sudo-"));
@@ -21,15 +22,6 @@ const bench: HostConnection = { ...root, name: "worker-a", host: "10.0.0.11", us
 
 function state(connection: HostConnection, fields: Record<string, unknown> = {}): Record<string, unknown> & { connection: HostConnection } {
   return { connection, create: "echo created", check: "echo ok", environment: {}, spec: "", summary: [], timeoutSeconds: 30, onDrift: "replace", expected: "ok", observed: "ok", stdout: "", ...fields };
-}
-
-async function rejection(p: Promise<unknown>): Promise<string> {
-  const outcome = await p.then(
-    (value) => ({ resolved: value }),
-    (err: unknown) => ({ rejected: err instanceof Error ? err.message : String(err) }),
-  );
-  if (!("rejected" in outcome)) throw new Error(`expected a rejection, resolved with ${JSON.stringify(outcome.resolved)}`);
-  return outcome.rejected;
 }
 
 describe("remoteInvocation (CheckedCommand's command line and stdin)", () => {
