@@ -218,7 +218,12 @@ describe("host-rights.sh (as the login, with stand-in sudo and docker)", () => {
   });
 });
 
-describe.skipIf(process.getuid?.() !== 0)("the dataset upload of a sudo login (as root, like the scripts under sudo)", () => {
+// scripts/test.sh runs as root and installs openssh-server and sudo: a missing prerequisite fails these
+// tests, naming it, instead of skipping them.
+describe("the dataset upload of a sudo login (as root, like the scripts under sudo)", () => {
+  beforeAll(() => {
+    if (process.getuid?.() !== 0) throw new Error("these tests run as root (as scripts/test.sh does in CI)");
+  });
   const scripts = path.join(__dirname, "../../../components/scripts");
   const runScript = (name: string, env: Record<string, string>) =>
     spawnSync("bash", [path.join(scripts, name)], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, encoding: "utf8", timeout: 60_000 });
@@ -250,7 +255,10 @@ describe.skipIf(process.getuid?.() !== 0)("the dataset upload of a sudo login (a
   });
 });
 
-describe.skipIf(!sshdAvailable() || !existsSync("/usr/bin/sudo"))("against a real sshd and a real sudo on loopback", () => {
+describe("against a real sshd and a real sudo on loopback", () => {
+  beforeAll(() => {
+    if (!sshdAvailable() || !existsSync("/usr/bin/sudo")) throw new Error("needs /usr/sbin/sshd and /usr/bin/sudo (scripts/test.sh installs openssh-server and sudo)");
+  });
   // The harness logs in as the test's own user (root here), for whom sudo needs no password: what this
   // shows is that the real sudo hands the script on stdin to bash and the inputs arrive, with the fixed
   // command line; the refusals of a real unprivileged user are the integration test's (test/integration/nonroot.test.ts).
