@@ -11,25 +11,62 @@
 #   DATASET_DIR      dataset root on this host
 #   TASKS_DIR        directory of task directories (DATASET_DIR or a subdirectory)
 #   EXPECTED_COUNT   number of task.toml files the dataset must have
+#   ATTEMPTS         attempts per git network step (default 5)
+# git reads the proxy from the standard environment (http_proxy/https_proxy, NO_PROXY); it is never
+# printed: errors name only the proxy's host:port. A dumb-HTTP repository works like any other.
+# Run with retry.sh prepended (scriptWithEnv(["retry", "harbor-dataset"], env)); run from its file, it
+# sources retry.sh beside itself.
 set -euo pipefail
 : "${DATASET_DIR:?}" "${TASKS_DIR:?}" "${EXPECTED_COUNT:?}"
 DATASET_REPO=${DATASET_REPO:-} DATASET_COMMIT=${DATASET_COMMIT:-} UPLOAD_DIR=${UPLOAD_DIR:-}
+ATTEMPTS=${ATTEMPTS:-5}
+# shellcheck disable=SC2034 # read by retry()
+RETRY_NAME=harbor-dataset
 die() { echo "harbor-dataset: $*" >&2; exit 1; }
+if ! declare -F retry >/dev/null; then
+  # shellcheck source=/dev/null
+  . "$(dirname "${BASH_SOURCE[0]:-.}")/retry.sh" 2>/dev/null || die "retry.sh must be prepended (scriptWithEnv([\"retry\", \"harbor-dataset\"], env))"
+fi
 command -v python3 >/dev/null || die "'python3' is required on this host"
 mkdir -p "$(dirname "$DATASET_DIR")"
 
 if [ -n "$DATASET_REPO" ]; then
   command -v git >/dev/null || die "'git' is required on this host"
   [ -n "$DATASET_COMMIT" ] || die "harbor.datasetCommit is required for a git dataset"
-  if [ ! -d "$DATASET_DIR/.git" ]; then
+  repo_shown=$(redact_url "$DATASET_REPO")
+  proxy=$(proxy_hostport "$DATASET_REPO")
+  via=${proxy:+ through proxy $proxy}
+  # One git network command; status 97 (retry gives up at once) when the proxy or server refuses.
+  git_net() {
+    local status=0 err
+    err=$(mktemp "${TMPDIR:-/tmp}/git.XXXXXX")
+    "$@" 2>"$err" || status=$?
+    cat "$err" >&2
+    if [ "$status" -ne 0 ] && grep -Eq 'HTTP code 40[37] from proxy|returned error: 40[1347]|Authentication failed|not found|does not appear to be a git repository' "$err"; then
+      status=$RETRY_GIVE_UP
+    fi
+    rm -f "$err"
+    return "$status"
+  }
+  clone() {
     rm -rf "$DATASET_DIR.clone"
-    git clone --quiet "$DATASET_REPO" "$DATASET_DIR.clone" >&2 || die "git clone $DATASET_REPO failed"
+    git_net git clone --quiet --no-checkout "$DATASET_REPO" "$DATASET_DIR.clone"
+  }
+  if [ ! -d "$DATASET_DIR/.git" ]; then
+    retry "$ATTEMPTS" 2 "git clone $repo_shown" -- clone >&2 || die "git clone $repo_shown failed$via: $RETRY_LAST_ERROR"
     rm -rf "$DATASET_DIR"
     mv "$DATASET_DIR.clone" "$DATASET_DIR"
   fi
   if ! git -C "$DATASET_DIR" cat-file -e "$DATASET_COMMIT^{commit}" 2>/dev/null; then
-    git -C "$DATASET_DIR" fetch --quiet origin "$DATASET_COMMIT" >&2 || git -C "$DATASET_DIR" fetch --quiet origin >&2 ||
-      die "cannot fetch $DATASET_COMMIT from $DATASET_REPO"
+    # The commit alone (servers that allow it), else everything: branches and tags.
+    git -C "$DATASET_DIR" fetch --quiet origin "$DATASET_COMMIT" >/dev/null 2>&1 ||
+      retry "$ATTEMPTS" 2 "git fetch $repo_shown" -- git_net git -C "$DATASET_DIR" fetch --quiet --tags origin '+refs/heads/*:refs/remotes/origin/*' >&2 ||
+      die "git fetch $repo_shown failed$via: $RETRY_LAST_ERROR"
+  fi
+  if ! git -C "$DATASET_DIR" cat-file -e "$DATASET_COMMIT^{commit}" 2>/dev/null; then
+    remote_head=$(git -C "$DATASET_DIR" rev-parse --verify --quiet 'refs/remotes/origin/HEAD^{commit}' ||
+      git -C "$DATASET_DIR" ls-remote origin HEAD 2>/dev/null | cut -f1 || true)
+    die "dataset commit $DATASET_COMMIT is not in $repo_shown (its HEAD is ${remote_head:-unknown}; harbor.datasetCommit)"
   fi
   git -C "$DATASET_DIR" checkout --quiet --force --detach "$DATASET_COMMIT" >&2 || die "cannot check out $DATASET_COMMIT"
   head=$(git -C "$DATASET_DIR" rev-parse HEAD)

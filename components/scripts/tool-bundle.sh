@@ -9,16 +9,38 @@
 #   MOUNT_PATH           where containers see it (/opt/harbor-tools)
 #   WHEEL_URL            asciinema wheel (https://… or file:///…)
 #   WHEEL_SHA256         its sha256
-#   CANARY_IMAGE         a task image (pulled if missing)
+#   CANARY_IMAGE         a task image (pulled if missing, through the daemon's proxy settings)
+#   ATTEMPTS             attempts for the download and the pull (default 5)
+# curl reads the proxy from the standard environment (never printed: errors name only its host:port).
+# Run with retry.sh prepended (scriptWithEnv(["retry", "tool-bundle"], env)); run from its file, it sources
+# retry.sh beside itself.
 set -euo pipefail
 : "${TOOLS_DIR:?}" "${MOUNT_PATH:?}" "${WHEEL_URL:?}" "${WHEEL_SHA256:?}" "${CANARY_IMAGE:?}"
+ATTEMPTS=${ATTEMPTS:-5}
+# shellcheck disable=SC2034 # read by retry()
+RETRY_NAME="tool-bundle"
 die() { echo "tool-bundle: $*" >&2; exit 1; }
+if ! declare -F retry >/dev/null; then
+  # shellcheck source=/dev/null
+  . "$(dirname "${BASH_SOURCE[0]:-.}")/retry.sh" 2>/dev/null || die "retry.sh must be prepended (scriptWithEnv([\"retry\", \"tool-bundle\"], env))"
+fi
 for tool in tmux python3 ldd curl sha256sum docker; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
 
 host_tmux=$(command -v tmux)
 host_python=$(readlink -f "$(command -v python3)")
 py_version=$("$host_python" -c 'import sys; print(f"python{sys.version_info.major}.{sys.version_info.minor}")')
 py_stdlib=$("$host_python" -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
+
+# The download first: a proxy or mirror problem shows before any work on the host.
+mkdir -p "$(dirname "$TOOLS_DIR")"
+wheel="$TOOLS_DIR.asciinema.whl"
+wheel_shown=$(redact_url "$WHEEL_URL")
+case "$WHEEL_URL" in
+  file://*) curl --fail --silent --show-error --output "$wheel" "$WHEEL_URL" || die "cannot read the asciinema wheel $wheel_shown (toolBundle.asciinemaWheelUrl)" ;;
+  *) RETRY_ATTEMPTS=$ATTEMPTS http_fetch "$WHEEL_URL" "$wheel" || die "cannot download the asciinema wheel (toolBundle.asciinemaWheelUrl): $HTTP_FETCH_ERROR" ;;
+esac
+got=$(sha256sum "$wheel" | cut -d' ' -f1)
+[ "$got" = "$WHEEL_SHA256" ] || { rm -f "$wheel"; die "asciinema wheel sha256 mismatch: expected $WHEEL_SHA256, got $got ($wheel_shown)"; }
 
 # Build into a fresh directory and swap it in at the end: a half-built bundle is never mounted.
 build="$TOOLS_DIR.building"
@@ -41,10 +63,6 @@ loader=$(find "$build/lib" -maxdepth 1 -name 'ld-linux*.so*' | head -n 1)
 chmod 755 "$loader"
 loader_name=$(basename "$loader")
 
-wheel="$build/asciinema.whl"
-curl --fail --silent --show-error --location --retry 3 --output "$wheel" "$WHEEL_URL" || die "cannot download $WHEEL_URL"
-got=$(sha256sum "$wheel" | cut -d' ' -f1)
-[ "$got" = "$WHEEL_SHA256" ] || die "asciinema wheel sha256 mismatch: expected $WHEEL_SHA256, got $got ($WHEEL_URL)"
 "$host_python" -m zipfile -e "$wheel" "$build/python/site-packages"
 rm -f "$wheel"
 
@@ -67,7 +85,10 @@ chmod 755 "$build/bin/tmux" "$build/bin/asciinema"
 # Verify on the host, then inside the canary image, before swapping the bundle in.
 host_tmux_v=$(HARBOR_TMUX_ROOT="$build" "$build/bin/tmux" -V)
 host_asc_v=$(HARBOR_TOOLS_ROOT="$build" "$build/bin/asciinema" --version)
-docker image inspect "$CANARY_IMAGE" >/dev/null 2>&1 || docker pull --quiet "$CANARY_IMAGE" >&2
+if ! docker image inspect "$CANARY_IMAGE" >/dev/null 2>&1; then
+  retry "$ATTEMPTS" 2 "docker pull $CANARY_IMAGE" -- docker pull --quiet "$CANARY_IMAGE" >&2 ||
+    die "cannot pull the canary image $CANARY_IMAGE (toolBundle.canaryImage; dockerd pulls through its own proxy settings): $RETRY_LAST_ERROR"
+fi
 for t in tmux asciinema; do
   if docker run --rm --entrypoint sh "$CANARY_IMAGE" -c "command -v $t" >/dev/null 2>&1; then
     echo "tool-bundle: note: $CANARY_IMAGE already has $t; the check proves less" >&2

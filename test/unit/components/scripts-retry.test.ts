@@ -90,6 +90,38 @@ describe("retry.sh", () => {
     expect(r.stderr).toContain("demo: progress: retrying a function (attempt 2/2 in 0s): exit status 1");
   });
 
+  it("stops at once when the command says retrying is pointless (status 97), keeping its last stderr line for the caller", () => {
+    const r = run(`refuse() { echo "curl: (56) CONNECT tunnel failed, response 403" >&2; return 97; }\nretry 5 1 x -- refuse || echo "status $? / $RETRY_LAST_ERROR"`);
+    expect(r.stdout).toBe("status 97 / curl: (56) CONNECT tunnel failed, response 403\n");
+    expect(r.stderr).not.toContain("progress: retrying");
+    expect(r.sleeps).toEqual([]);
+  });
+
+  it("redact_url drops credentials; proxy_hostport names the proxy curl would use (host:port only), honouring NO_PROXY", () => {
+    const r = run(
+      [
+        `redact_url "https://tok:en@github.com/a/b.git"; echo`,
+        `redact_url "http://pypi.sim/simple/"; echo`,
+        `redact_url "http://pypi.sim/a@b"; echo`,
+        `proxy_hostport "http://pypi.sim/simple/"; echo "|"`,
+        `proxy_hostport "https://pypi.org/simple/"; echo "|"`,
+        `proxy_hostport "http://127.0.0.1:8080/x"; echo "|"`,
+        `proxy_hostport "http://a.internal.example/x"; echo "|"`,
+      ].join("\n"),
+      { http_proxy: "http://reprobench:p%40ss@proxy.sim:3128", HTTPS_PROXY: "http://u:v@proxy.sim:3129/", NO_PROXY: "127.0.0.1,localhost, .internal.example" },
+    );
+    expect(r.stdout.split("\n")).toEqual([
+      "https://github.com/a/b.git",
+      "http://pypi.sim/simple/",
+      "http://pypi.sim/a@b",
+      "proxy.sim:3128|",
+      "proxy.sim:3129|",
+      "|",
+      "|",
+      "",
+    ]);
+  });
+
   it("refuses a non-numeric attempt count", () => {
     const r = run(`retry many 1 x -- true || echo "status $?"`);
     expect(r.stdout).toBe("status 2\n");
