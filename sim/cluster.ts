@@ -7,6 +7,24 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { mustRun, run, waitFor, type RunResult } from "./exec";
 import {
+  buildOutsideTree,
+  CONDITIONS_FILE_NAME,
+  CONDITIONS_MOUNT,
+  DATASET_GIT_URL,
+  ensureProxyUrl,
+  GIT_HOSTNAME,
+  INDEX_HOSTNAME,
+  INDEX_URL,
+  normalizeConditions,
+  PROXY_HOSTNAME,
+  PROXY_PORT,
+  readConditionsFile,
+  scenarioConditions,
+  writeConditionsFile,
+  type DatasetCommits,
+  type NetworkConditions,
+} from "./outside";
+import {
   buildImages,
   datasetTaskDirs,
   HASH_LABEL,
@@ -18,6 +36,8 @@ import {
   simCacheDir,
   type ResolvedImage,
 } from "./images";
+
+export type { NetworkConditions } from "./outside";
 
 export const SIM_LABEL = "io.reprobench.sim";
 export const ROLE_LABEL = "io.reprobench.sim.role";
@@ -38,7 +58,8 @@ export const LEASE_LABEL = "io.reprobench.sim.lease";
 export const NETWORK = { name: "reprobench-sim", subnet: "172.31.250.0/24", gateway: "172.31.250.1" } as const;
 export const REGISTRY = {
   container: "reprobench-sim-registry",
-  ip: "172.31.250.10",
+  /** On the outside network 172.29.240.0/24 (hosts reach it only through proxy.sim). */
+  ip: "172.29.240.10",
   hostname: "registry.sim",
   port: 5000,
 } as const;
@@ -64,6 +85,10 @@ export const AGENT_WHEELS_DIR = "/var/cache/reprobench/agent-wheels";
 export const SUDO_USER = "bench";
 /** The host that runs the router and Harbor in the local stack (as in seed 000). */
 export const RUNNER_HOST = "worker-b";
+/** worker-b's loopback forwarder (seed 000's "user's proxy"), relaying to proxy.sim with the credentials. */
+export const FORWARDER_PORT = 27890;
+/** Where worker-b's forwarder reads the upstream proxy URL (root-only). */
+export const FORWARDER_UPSTREAM_FILE = "/etc/reprobench/sim-proxy-upstream";
 
 /**
  * A cluster instance. The default one is what `reprobench sim` and the local stack use; a test can run
@@ -87,6 +112,16 @@ export interface InstanceLayout {
    * by `sim down --purge-images`): without it every warm `sim up` re-pushes ~26 images (~30 s).
    */
   registry: { container: string; cacheDir: string; ip: string; hostname: string; port: number; pushHost: string };
+  /**
+   * The outside network (registry, package index, git server) the hosts reach only through the proxy,
+   * and the container serving the index and the git repository (static files from `treeDir`, a cache).
+   */
+  outside: { network: { name: string; subnet: string; gateway: string; prefix: string }; container: string; ip: string; treeDir: string };
+  /** The egress proxy: on the outside network (outsideIp) and on the cluster network (ip, proxy.sim). */
+  proxy: { container: string; ip: string; outsideIp: string; hostname: string; port: number };
+  /** Project-relative: the proxy URL with credentials (0600) and the conditions file the proxy reads. */
+  proxyUrlFile: string;
+  networkConditionsFile: string;
   firstSshPort: number;
 }
 
@@ -101,15 +136,26 @@ export function instanceLayout(instance: SimInstance = DEFAULT_INSTANCE): Instan
   // 172.31.250-255 for the default and slots 1..5, then 172.30.250-253 (clear of docker's 172.17-19).
   const prefix = instance.slot <= 5 ? `172.31.${250 + instance.slot}` : `172.30.${244 + instance.slot}`;
   const containerPrefix = isDefault ? "reprobench-sim" : `reprobench-sim-${instance.name}`;
+  const outside = `172.29.${240 + instance.slot}`;
+  const stateDir = isDefault ? ".sim" : `.sim/instances/${instance.name}`;
   return {
     instance,
-    stateDir: isDefault ? ".sim" : `.sim/instances/${instance.name}`,
+    stateDir,
     containerPrefix,
     network: { name: containerPrefix, subnet: `${prefix}.0/24`, gateway: `${prefix}.1`, prefix },
+    outside: {
+      network: { name: `${containerPrefix}-outside`, subnet: `${outside}.0/24`, gateway: `${outside}.1`, prefix: outside },
+      container: `${containerPrefix}-outside`,
+      ip: `${outside}.20`,
+      treeDir: simCacheDir(join("sim-outside", instance.name)),
+    },
+    proxy: { container: `${containerPrefix}-proxy`, ip: `${prefix}.3`, outsideIp: `${outside}.3`, hostname: PROXY_HOSTNAME, port: PROXY_PORT },
+    proxyUrlFile: `${stateDir}/proxy-url`,
+    networkConditionsFile: `${stateDir}/network/${CONDITIONS_FILE_NAME}`,
     registry: {
       container: `${containerPrefix}-registry`,
       cacheDir: simCacheDir(join("sim-registry", instance.name)),
-      ip: `${prefix}.10`,
+      ip: `${outside}.10`,
       hostname: REGISTRY.hostname,
       port: REGISTRY.port,
       pushHost: `127.0.0.1:${REGISTRY.port + instance.slot}`,
@@ -221,7 +267,7 @@ export function hostCreateArgs(plan: InstanceLayout & { root?: string }, host: H
     ...simLabels(plan, { [ROLE_LABEL]: "host", [HOST_LABEL]: host.name }),
     "--network", plan.network.name,
     "--ip", host.ip,
-    "--add-host", `${plan.registry.hostname}:${plan.registry.ip}`,
+    ...outsideHostEntries(plan),
     "-p", `${host.sshHost}:${host.sshPort}:22`,
     "--cap-add=ALL", "--cap-drop=SYS_RESOURCE",
     "--security-opt", "seccomp=unconfined",
@@ -235,18 +281,69 @@ export function hostCreateArgs(plan: InstanceLayout & { root?: string }, host: H
   ];
 }
 
+/** /etc/hosts entries of every host: only proxy.sim is reachable; the outside names resolve but are dropped. */
+export function outsideHostEntries(plan: InstanceLayout): string[] {
+  return [
+    "--add-host", `${plan.proxy.hostname}:${plan.proxy.ip}`,
+    "--add-host", `${plan.registry.hostname}:${plan.registry.ip}`,
+    "--add-host", `${INDEX_HOSTNAME}:${plan.outside.ip}`,
+    "--add-host", `${GIT_HOSTNAME}:${plan.outside.ip}`,
+  ];
+}
+
 export function registryRunArgs(plan: InstanceLayout & { root?: string }, image: string): string[] {
   return [
     "docker", "run", "-d",
     "--name", plan.registry.container,
     "--hostname", plan.registry.hostname,
     ...simLabels(plan, { [ROLE_LABEL]: "registry" }),
-    "--network", plan.network.name,
+    "--network", plan.outside.network.name,
     "--ip", plan.registry.ip,
     "-p", `${plan.registry.pushHost}:${plan.registry.port}`,
     "-v", `${plan.registry.cacheDir}:/var/lib/docker-registry`,
     "--restart", "unless-stopped",
     image,
+  ];
+}
+
+/** The package index + git server: python's http.server over the static tree (read-only). */
+export function outsideRunArgs(plan: InstanceLayout & { root?: string }, image: string): string[] {
+  return [
+    "docker", "run", "-d",
+    "--name", plan.outside.container,
+    "--hostname", INDEX_HOSTNAME,
+    ...simLabels(plan, { [ROLE_LABEL]: "outside" }),
+    "--network", plan.outside.network.name,
+    "--ip", plan.outside.ip,
+    "-v", `${plan.outside.treeDir}:/srv:ro`,
+    "--restart", "unless-stopped",
+    image,
+    "python3", "-m", "http.server", "80", "--bind", "0.0.0.0", "--directory", "/srv",
+  ];
+}
+
+/**
+ * The egress proxy, created on the outside network (the cluster network is connected before start).
+ * Its credentials file and the conditions directory are bind-mounted read-only from the state dir.
+ */
+export function proxyCreateArgs(plan: InstanceLayout & { root: string }, image: string): string[] {
+  return [
+    "docker", "create",
+    "--name", plan.proxy.container,
+    "--hostname", plan.proxy.hostname,
+    ...simLabels(plan, { [ROLE_LABEL]: "proxy" }),
+    "--network", plan.outside.network.name,
+    "--ip", plan.proxy.outsideIp,
+    "--add-host", `${plan.registry.hostname}:${plan.registry.ip}`,
+    "--add-host", `${INDEX_HOSTNAME}:${plan.outside.ip}`,
+    "--add-host", `${GIT_HOSTNAME}:${plan.outside.ip}`,
+    "-v", `${join(plan.root, plan.proxyUrlFile)}:/etc/reprobench/proxy-url:ro`,
+    "-v", `${join(plan.root, plan.networkConditionsFile, "..")}:${CONDITIONS_MOUNT}:ro`,
+    "--restart", "unless-stopped",
+    image,
+    "python3", "/usr/local/lib/reprobench/sim-proxy.py", "--mode", "egress", "--listen", "0.0.0.0", "--port", String(plan.proxy.port),
+    "--credentials-file", "/etc/reprobench/proxy-url",
+    "--conditions", `${CONDITIONS_MOUNT}/${CONDITIONS_FILE_NAME}`,
   ];
 }
 
@@ -283,6 +380,8 @@ export function sshArgs(plan: ClusterPlan, host: HostPlan, command: string, user
 export interface ClusterImages {
   hostImage: string;
   registryImage: string;
+  /** Runs the index/git server and the egress proxy. */
+  outsideImage: string;
   /** Registry references (registry.sim:5000/…:latest) by role. */
   sglangDouble?: string;
   taskBase: string;
@@ -305,6 +404,7 @@ export function clusterImages(images: ResolvedImage[]): ClusterImages {
   return {
     hostImage: must("sim-host").tag,
     registryImage: must("sim-registry").tag,
+    outsideImage: must("sim-outside").tag,
     sglangDouble: double ? pullRef(double.push ?? "reprobench/sglang-double") : undefined,
     taskBase: ref("task-base"),
     tasks,
@@ -314,10 +414,25 @@ export function clusterImages(images: ResolvedImage[]): ClusterImages {
 }
 
 /** What tests and the lead read: .sim/cluster.json. Paths are project-relative. */
-export function clusterJson(plan: ClusterPlan, images: ClusterImages): object {
+export function clusterJson(plan: ClusterPlan, images: ClusterImages, outside?: { commits: DatasetCommits; harborSha256?: string; wheels: number }): object {
   return {
     instance: plan.instance.name,
     network: { name: plan.network.name, subnet: plan.network.subnet, gateway: plan.network.gateway },
+    outside: {
+      network: { name: plan.outside.network.name, subnet: plan.outside.network.subnet },
+      indexUrl: INDEX_URL,
+      wheelsUrl: `http://${INDEX_HOSTNAME}/files/`,
+      asciinemaWheelUrl: `http://${INDEX_HOSTNAME}/files/asciinema-2.4.0-py3-none-any.whl`,
+      harborWheelSha256: outside?.harborSha256,
+      wheels: outside?.wheels,
+      gitUrl: DATASET_GIT_URL,
+      datasetPinnedCommit: outside?.commits.pinned,
+      datasetHeadCommit: outside?.commits.head,
+      server: { container: plan.outside.container, ip: plan.outside.ip, hostnames: [INDEX_HOSTNAME, GIT_HOSTNAME] },
+      proxy: { host: plan.proxy.hostname, ip: plan.proxy.ip, port: plan.proxy.port, container: plan.proxy.container, forwarder: `${RUNNER_HOST} 127.0.0.1:${FORWARDER_PORT}` },
+      proxyUrlFile: plan.proxyUrlFile,
+      networkConditionsFile: plan.networkConditionsFile,
+    },
     registry: { host: REGISTRY_HOST, pushHost: plan.registry.pushHost, ip: plan.registry.ip, container: plan.registry.container },
     privateKeyFile: plan.privateKeyFile,
     knownHostsFile: plan.knownHostsFile,
@@ -339,7 +454,11 @@ export function clusterJson(plan: ClusterPlan, images: ClusterImages): object {
 }
 
 export interface SimArgs {
-  action: "up" | "down" | "status";
+  action: "up" | "down" | "status" | "network";
+  /** network: the fields to change (the rest keep their current values). */
+  conditions?: Partial<NetworkConditions>;
+  /** network --reset: start from the scenario's `network` section. */
+  reset?: boolean;
   hosts?: number;
   /** up: take over a cluster another checkout started (its job results are copied here first). */
   takeOver: boolean;
@@ -358,17 +477,47 @@ export const SIM_USAGE = [
   "                                                to .sim/results/<host>/ first unless --discard-results);",
   "                                                images and the registry cache stay unless --purge-images",
   "       reprobench sim status [--json]           state of the registry and each host",
+  "       reprobench sim network [--latency-ms N] [--bandwidth-kbps N] [--fail-fraction F]",
+  "                              [--fail-with 502|reset] [--seed N] [--reset]",
+  "                                                the egress proxy's network conditions (applied to new",
+  "                                                connections at once); --reset: back to the `network`",
+  "                                                section of sim/scenarios/sim-default.json first",
 ].join("\n");
+
+const NETWORK_FLAGS: Record<string, keyof NetworkConditions> = {
+  "--latency-ms": "latencyMs",
+  "--bandwidth-kbps": "bandwidthKBps",
+  "--fail-fraction": "failFraction",
+  "--fail-with": "failWith",
+  "--seed": "seed",
+};
 
 /** Parses `sim` arguments; throws an Error naming the bad argument. */
 export function parseSimArgs(args: string[]): SimArgs {
   const [action, ...rest] = args;
-  if (action !== "up" && action !== "down" && action !== "status") {
-    throw new Error(action === undefined ? "missing subcommand; expected up, down or status" : `unknown subcommand '${action}'; expected up, down or status`);
+  if (action !== "up" && action !== "down" && action !== "status" && action !== "network") {
+    throw new Error(action === undefined ? "missing subcommand; expected up, down, status or network" : `unknown subcommand '${action}'; expected up, down, status or network`);
   }
   const out: SimArgs = { action, takeOver: false, discardResults: false, purgeImages: false, json: false };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
+    const flag = arg.split("=")[0];
+    if (flag in NETWORK_FLAGS) {
+      if (action !== "network") throw new Error(`${flag} is not an option of 'sim ${action}'`);
+      const value = arg.includes("=") ? arg.slice(flag.length + 1) : rest[++i];
+      if (value === undefined) throw new Error(`${flag}: missing value`);
+      const key = NETWORK_FLAGS[flag];
+      const parsed = key === "failWith" ? value : /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+      // Throws naming the flag when the value is out of range.
+      normalizeConditions({ [key]: parsed } as Partial<NetworkConditions>, undefined, flag);
+      out.conditions = { ...out.conditions, [key]: parsed };
+      continue;
+    }
+    if (arg === "--reset") {
+      if (action !== "network") throw new Error(`--reset is not an option of 'sim ${action}'`);
+      out.reset = true;
+      continue;
+    }
     const allowed = (flag: string, actions: SimArgs["action"][]) => {
       if (!actions.includes(action)) throw new Error(`${flag} is not an option of 'sim ${action}'`);
     };
@@ -475,8 +624,8 @@ async function ensureKeys(plan: ClusterPlan): Promise<Record<string, string>> {
   return keyLines;
 }
 
-async function ensureNetwork(plan: ClusterPlan): Promise<void> {
-  const { name, subnet, gateway } = plan.network;
+async function ensureNetwork(plan: ClusterPlan, network: { name: string; subnet: string; gateway: string }): Promise<void> {
+  const { name, subnet, gateway } = network;
   const r = await tryDocker(["network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}", name], 20_000);
   if (r.code === 0) {
     if (r.stdout.trim() !== subnet) throw new Error(`docker network ${name} exists with subnet ${r.stdout.trim()}; expected ${subnet} (run \`reprobench sim down\`)`);
@@ -485,9 +634,25 @@ async function ensureNetwork(plan: ClusterPlan): Promise<void> {
   await docker(["network", "create", ...simLabels(plan), "--subnet", subnet, "--gateway", gateway, name]);
 }
 
+/** Networks a container is attached to (empty when it does not exist). */
+async function containerNetworks(name: string): Promise<string[]> {
+  const r = await tryDocker(["inspect", "--type", "container", "--format", "{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}", name], 20_000);
+  return r.code === 0 ? r.stdout.trim().split(/\s+/).filter(Boolean) : [];
+}
+
+async function containerHash(name: string): Promise<string> {
+  return (await docker(["inspect", "--type", "container", "--format", `{{index .Config.Labels "${HASH_LABEL}"}}`, name])).trim();
+}
+
 async function ensureRegistry(plan: ClusterPlan, image: string, log: Log): Promise<void> {
   const { registry } = plan;
-  const state = await containerState(registry.container);
+  let state = await containerState(registry.container);
+  if (state !== undefined && !(await containerNetworks(registry.container)).includes(plan.outside.network.name)) {
+    // Made before the outside network existed: its storage is a cache, so it is simply recreated there.
+    log(`moving registry ${registry.hostname} to the outside network ${plan.outside.network.name} (${registry.ip})`);
+    await docker(["rm", "-f", registry.container], 120_000);
+    state = undefined;
+  }
   if (state === undefined) {
     mkdirSync(registry.cacheDir, { recursive: true });
     await docker(registryRunArgs(plan, image).slice(1));
@@ -512,6 +677,40 @@ async function ensureRegistry(plan: ClusterPlan, image: string, log: Log): Promi
   );
 }
 
+/** The index/git server, recreated when its image changed (it holds no state: the tree is a cache). */
+async function ensureOutsideServer(plan: ClusterPlan, image: string, wantHash: string | undefined, log: Log): Promise<void> {
+  const { outside } = plan;
+  let state = await containerState(outside.container);
+  if (state !== undefined && (await containerHash(outside.container)) !== wantHash) {
+    await docker(["rm", "-f", outside.container], 120_000);
+    state = undefined;
+  }
+  if (state === undefined) {
+    await docker(outsideRunArgs(plan, image).slice(1));
+    log(`started ${INDEX_HOSTNAME} + ${GIT_HOSTNAME} (${outside.container}, ${outside.ip}, files in ${outside.treeDir})`);
+  } else if (state !== "running") {
+    await docker(["start", outside.container]);
+  }
+}
+
+/** The egress proxy, recreated when its image changed or its credentials file was (re)made. */
+async function ensureProxy(plan: ClusterPlan, image: string, wantHash: string | undefined, freshCredentials: boolean, log: Log): Promise<void> {
+  const { proxy } = plan;
+  let state = await containerState(proxy.container);
+  if (state !== undefined && (freshCredentials || (await containerHash(proxy.container)) !== wantHash)) {
+    await docker(["rm", "-f", proxy.container], 120_000);
+    state = undefined;
+  }
+  if (state === undefined) {
+    await docker(proxyCreateArgs(plan, image).slice(1));
+    await docker(["network", "connect", "--ip", proxy.ip, plan.network.name, proxy.container]);
+    await docker(["start", proxy.container]);
+    log(`started proxy ${proxy.hostname}:${proxy.port} (${proxy.ip} on ${plan.network.name}, ${proxy.outsideIp} on ${plan.outside.network.name})`);
+  } else if (state !== "running") {
+    await docker(["start", proxy.container]);
+  }
+}
+
 async function createHost(plan: ClusterPlan, host: HostPlan, image: string): Promise<void> {
   const abs = (p: string) => join(plan.root, p);
   await docker(["volume", "create", ...simLabels(plan), host.volume]);
@@ -529,20 +728,22 @@ async function createHost(plan: ClusterPlan, host: HostPlan, image: string): Pro
  * stack mounts as its model, and on the runner host the simulated upstream proxy (sim/proxy/) that
  * stands in for the user's proxy on 127.0.0.1:27890 in seed 000.
  */
-async function provisionHost(plan: ClusterPlan, host: HostPlan): Promise<void> {
+async function provisionHost(plan: ClusterPlan, host: HostPlan, proxyUrl: string): Promise<void> {
   const model = join(plan.root, "sim", "sglang-double", "tiny-model");
   if (existsSync(model)) {
     await docker(["exec", host.container, "mkdir", "-p", MODEL_DIR]);
     await docker(["cp", `${model}/.`, `${host.container}:${MODEL_DIR}`]);
   }
   const proxy = join(plan.root, "sim", "proxy");
-  const runner = plan.hosts.find((h) => h.name === RUNNER_HOST) ?? plan.hosts[plan.hosts.length - 1];
-  if (host.name === runner.name && existsSync(join(proxy, "sim-proxy.py")) && existsSync(join(proxy, "reprobench-sim-proxy.service"))) {
+  if (host.name === runnerOf(plan).name && existsSync(join(proxy, "sim-proxy.py")) && existsSync(join(proxy, "reprobench-sim-proxy.service"))) {
     await docker(["exec", host.container, "mkdir", "-p", "/usr/local/lib/reprobench"]);
     await docker(["cp", join(proxy, "sim-proxy.py"), `${host.container}:/usr/local/lib/reprobench/sim-proxy.py`]);
     await docker(["cp", join(proxy, "reprobench-sim-proxy.service"), `${host.container}:/etc/systemd/system/reprobench-sim-proxy.service`]);
+    // The upstream URL (credentials) goes through stdin into a root-only file, never onto a command line.
+    await mustRun(["docker", "exec", "-i", host.container, "sh", "-c", `install -d -m 0700 -o root -g root ${FORWARDER_UPSTREAM_FILE.replace(/\/[^/]+$/, "")} && umask 077 && cat > ${FORWARDER_UPSTREAM_FILE}.new && mv ${FORWARDER_UPSTREAM_FILE}.new ${FORWARDER_UPSTREAM_FILE}`], { input: `${proxyUrl}\n`, timeoutMs: 30_000 });
     await docker(["exec", host.container, "systemctl", "daemon-reload"]);
-    await docker(["exec", host.container, "systemctl", "enable", "--now", "reprobench-sim-proxy.service"]);
+    await docker(["exec", host.container, "systemctl", "enable", "reprobench-sim-proxy.service"]);
+    await docker(["exec", host.container, "systemctl", "restart", "reprobench-sim-proxy.service"]);
     // Harbor and the asciinema wheel install from here (harbor.pipFindLinks, toolBundle.asciinemaWheelUrl),
     // and task containers install mini-swe-agent from the agent wheelhouse: the sim hosts cannot be
     // assumed to reach PyPI. Each is copied once per content.
@@ -577,7 +778,12 @@ async function waitSystemd(host: HostPlan, log: Log): Promise<void> {
   }
 }
 
-async function waitHostReady(plan: ClusterPlan, host: HostPlan, probeRef: string, log: Log, currentImage: boolean): Promise<void> {
+/** The host that runs the router, Harbor and the loopback forwarder. */
+function runnerOf(plan: ClusterPlan): HostPlan {
+  return plan.hosts.find((h) => h.name === RUNNER_HOST) ?? plan.hosts[plan.hosts.length - 1];
+}
+
+async function waitHostReady(plan: ClusterPlan, host: HostPlan, proxyUrl: string, log: Log, currentImage: boolean): Promise<void> {
   const started = Date.now();
   let last = "";
   const ssh = (command: string, timeoutMs = 30_000) => run(sshArgs(plan, host, command), { timeoutMs });
@@ -607,10 +813,39 @@ async function waitHostReady(plan: ClusterPlan, host: HostPlan, probeRef: string
       throw new Error(`${host.name}: the user ${SUDO_USER} (NOPASSWD sudo, docker group; Pulumi.local.yaml logs in to worker-a as it) cannot log in, sudo or use docker there: ${(login.stderr || login.stdout).trim().split("\n").slice(-2).join(" ")}`);
     }
   }
-  // The pull goes host → registry.sim over the sim network: name resolution, insecure-registries and
-  // routing all have to be right for it to work.
-  const pull = await ssh(`docker pull -q ${probeRef} >/dev/null && docker rmi -f ${probeRef} >/dev/null`, 120_000);
-  if (pull.code !== 0) throw new Error(`${host.name} cannot pull ${probeRef} from the sim registry: ${(pull.stderr || pull.stdout).trim()}`);
+  // The outside is reachable only through the proxy: through it the registry answers, directly it must
+  // not (a sim friendlier than a real cluster would hide missing proxy settings). The URL with the
+  // credentials travels on stdin and into curl's environment, never onto a command line.
+  const registryUrl = `http://${plan.registry.hostname}:${plan.registry.port}/v2/`;
+  const viaProxy = `IFS= read -r u; export http_proxy="$u"; curl -fsS -o /dev/null --max-time 20 ${registryUrl}`;
+  await waitFor(
+    `${registryUrl} through ${plan.proxy.hostname}:${plan.proxy.port} from ${host.name}`,
+    async () => {
+      const r = await run(sshArgs(plan, host, viaProxy), { input: `${proxyUrl}\n`, timeoutMs: 40_000 });
+      last = (r.stderr || r.stdout).trim();
+      return r.code === 0 ? true : undefined;
+    },
+    { timeoutMs: 60_000, lastError: () => last },
+  );
+  const direct = await ssh(`curl --noproxy '*' --connect-timeout 3 --max-time 6 -sS -o /dev/null ${registryUrl}`, 30_000);
+  if (direct.code === 0) {
+    throw new Error(`${host.name}: a direct request to ${registryUrl} succeeded; the sim hosts must reach the outside network (${plan.outside.network.subnet}) only through ${plan.proxy.hostname}:${plan.proxy.port}`);
+  }
+  const why = (direct.stderr.trim().split("\n")[0] || `exit ${direct.code}`).slice(0, 120);
+  let forwarder = "";
+  if (host.name === runnerOf(plan).name) {
+    await waitFor(
+      `the forwarder 127.0.0.1:${FORWARDER_PORT} on ${host.name}`,
+      async () => {
+        const r = await ssh(`curl -fsS -o /dev/null --max-time 20 -x http://127.0.0.1:${FORWARDER_PORT} ${registryUrl}`, 40_000);
+        last = (r.stderr || r.stdout).trim();
+        return r.code === 0 ? true : undefined;
+      },
+      { timeoutMs: 60_000, lastError: () => last },
+    );
+    forwarder = `; through the forwarder 127.0.0.1:${FORWARDER_PORT} OK`;
+  }
+  log(`${host.name}: direct ${registryUrl} refused (${why}); through ${plan.proxy.hostname}:${plan.proxy.port} OK${forwarder}`);
   log(`${host.name} ready (${host.ip}, ssh 127.0.0.1:${host.sshPort}) in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 }
 
@@ -816,11 +1051,19 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
   const { built } = await buildImages(resolved, root, log);
   const images = clusterImages(resolved);
 
-  await ensureNetwork(plan);
+  await ensureNetwork(plan, plan.network);
+  await ensureNetwork(plan, plan.outside.network);
   await ensureRegistry(plan, images.registryImage, log);
   const { pushed } = await pushImages(resolved, log, plan.registry.pushHost);
 
   const keyLines = await ensureKeys(plan);
+  // Credentials once per instance; the conditions file starts from the scenario (and stays as
+  // `sim network` left it on later runs).
+  const hadProxyUrl = existsSync(join(root, plan.proxyUrlFile));
+  const proxyUrl = ensureProxyUrl(join(root, plan.proxyUrlFile));
+  const conditionsFile = join(root, plan.networkConditionsFile);
+  if (!existsSync(conditionsFile)) writeConditionsFile(conditionsFile, scenarioConditions(root));
+  const outsideHash = resolved.find((i) => i.name === "sim-outside")?.hash;
   writeFileSync(join(root, plan.knownHostsFile), knownHostsText(plan.hosts, keyLines));
 
   const createdHosts: string[] = [];
@@ -832,7 +1075,11 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
       await createHost(plan, host, images.hostImage);
       createdHosts.push(host.name);
     } else {
-      const hash = (await docker(["inspect", "--type", "container", "--format", `{{index .Config.Labels "${HASH_LABEL}"}}`, host.container])).trim();
+      const extraHosts = await docker(["inspect", "--type", "container", "--format", "{{json .HostConfig.ExtraHosts}}", host.container]);
+      if (!extraHosts.includes(`${plan.proxy.hostname}:${plan.proxy.ip}`)) {
+        throw new Error(`${host.name} (${host.container}) was created before the sim's outside network and proxy (its /etc/hosts has no ${plan.proxy.hostname}): run \`reprobench sim down\` (job results are copied out first) and \`reprobench sim up\``);
+      }
+      const hash = await containerHash(host.container);
       if (hash !== wantHash) {
         olderHosts.add(host.name);
         log(`note: ${host.name} runs an older host image (it may lack the ${SUDO_USER} login the local stack uses on worker-a); \`sim down\` + \`sim up\` recreates it`);
@@ -844,13 +1091,18 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
     const filled = await run(["bash", join(root, "sim", script)], { timeoutMs: 1_200_000 });
     if (filled.code !== 0) throw new Error(`sim/${script} failed: ${filled.stderr.trim().split("\n").slice(-5).join("\n")}`);
   }
+  // The package index and the dataset repository, served from the outside network.
+  const tree = await buildOutsideTree(root, plan.outside.treeDir, [{ dir: simCacheDir("wheelhouse") }, { dir: simCacheDir("agent-wheelhouse"), only: /^uv-0\.13\.9-/ }]);
+  await ensureOutsideServer(plan, images.outsideImage, outsideHash, log);
+  await ensureProxy(plan, images.outsideImage, outsideHash, !hadProxyUrl, log);
+  log(`outside: ${INDEX_URL} (${tree.wheels} wheels), ${DATASET_GIT_URL} (pinned ${tree.commits.pinned}, HEAD ${tree.commits.head}); conditions ${JSON.stringify(readConditionsFile(conditionsFile))}`);
   for (const host of plan.hosts) {
     await waitSystemd(host, log);
-    await provisionHost(plan, host);
+    await provisionHost(plan, host, proxyUrl);
   }
-  for (const host of plan.hosts) await waitHostReady(plan, host, images.probe, log, !olderHosts.has(host.name));
+  for (const host of plan.hosts) await waitHostReady(plan, host, proxyUrl, log, !olderHosts.has(host.name));
 
-  writeFileSync(join(root, plan.clusterFile), `${JSON.stringify(clusterJson(plan, images), null, 2)}\n`);
+  writeFileSync(join(root, plan.clusterFile), `${JSON.stringify(clusterJson(plan, images, tree), null, 2)}\n`);
   const seconds = (Date.now() - started) / 1000;
   log(`cluster up in ${seconds.toFixed(1)}s: ${plan.hosts.map((h) => h.name).join(", ")}; ${built.length} image(s) built, ${pushed.length} pushed; see ${plan.clusterFile}`);
   return { plan, images, built, pushed, createdHosts, seconds };
@@ -915,7 +1167,7 @@ export async function simDown(options: SimOptions & { discardResults?: boolean; 
 
   // Files `sim up` made; <stateDir>/results (benchmark results) stays.
   const state = join(root, layout.stateDir);
-  for (const f of ["id_ed25519", "id_ed25519.pub", "known_hosts", "cluster.json", "hosts"]) rmSync(join(state, f), { recursive: true, force: true });
+  for (const f of ["id_ed25519", "id_ed25519.pub", "known_hosts", "cluster.json", "hosts", "proxy-url", "network"]) rmSync(join(state, f), { recursive: true, force: true });
   removeEmptyDirs(state, root);
 
   const purgedImages: string[] = [];
@@ -928,9 +1180,26 @@ export async function simDown(options: SimOptions & { discardResults?: boolean; 
       if ((await tryDocker(["rmi", ref], 120_000)).code === 0) purgedImages.push(ref);
     }
     rmSync(layout.registry.cacheDir, { recursive: true, force: true });
+    rmSync(layout.outside.treeDir, { recursive: true, force: true });
   }
   log(`removed ${before.containers.length} container(s), ${before.volumes.length} volume(s), ${before.networks.length} network(s)${purgedImages.length ? `, ${purgedImages.length} image tag(s)` : ""}`);
   return { removed: before, savedResults, purgedImages };
+}
+
+/** The proxy's current network conditions (undefined when `sim up` has not made the file yet). */
+export function readNetworkConditions(options: { root: string; instance?: SimInstance }): NetworkConditions | undefined {
+  return readConditionsFile(join(options.root, instanceLayout(options.instance).networkConditionsFile));
+}
+
+/**
+ * Changes the proxy's network conditions: `partial` over the current ones (or over the scenario's
+ * `network` section with `reset`). The proxy applies them to every new connection; returns the result.
+ */
+export function setNetworkConditions(options: { root: string; instance?: SimInstance }, partial: Partial<NetworkConditions>, opts: { reset?: boolean } = {}): NetworkConditions {
+  const base = opts.reset ? scenarioConditions(options.root) : (readNetworkConditions(options) ?? scenarioConditions(options.root));
+  const next = normalizeConditions(partial, base);
+  writeConditionsFile(join(options.root, instanceLayout(options.instance).networkConditionsFile), next);
+  return next;
 }
 
 export interface HostStatus {

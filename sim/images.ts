@@ -85,6 +85,8 @@ export function imageSpecs(root: string, taskDirs: string[]): ImageSpec[] {
     },
     dockerfileSpec("sim-host", join(images, "sim-host"), { parent: "debian-base" }),
     dockerfileSpec("sim-registry", join(images, "registry"), { parent: "debian-base" }),
+    // The outside: package index + git server (http.server over a static tree) and the egress proxy.
+    dockerfileSpec("sim-outside", join(root, "sim", "proxy"), { parent: "debian-base" }),
     dockerfileSpec("sim-probe", join(images, "probe"), { push: "reprobench/sim-probe" }),
     dockerfileSpec("task-base", join(images, "task-base"), {
       parent: "debian-base",

@@ -1,13 +1,15 @@
 // `reprobench sim up|down|status`: the simulated cluster the `local` stack runs on (sim/cluster.ts).
 import { resolve } from "node:path";
 import type { Command } from "./index";
-import { formatStatus, parseSimArgs, SIM_USAGE, simDown, simStatus, simUp } from "../../sim/cluster";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { formatStatus, instanceLayout, parseSimArgs, setNetworkConditions, SIM_USAGE, simDown, simStatus, simUp } from "../../sim/cluster";
 
 // The project root, wherever the CLI is started from: .sim/ paths in Pulumi.local.yaml are relative to it.
 const root = resolve(__dirname, "..", "..");
 
 export const sim: Command = {
-  summary: "simulated cluster for the local stack: sim up [--hosts N] | down | status",
+  summary: "simulated cluster for the local stack: sim up [--hosts N] | down | status | network",
   async run(args) {
     if (args.includes("--help") || args.includes("-h")) {
       console.log(SIM_USAGE);
@@ -29,6 +31,12 @@ export const sim: Command = {
       const report = await simDown({ root, discardResults: parsed.discardResults, purgeImages: parsed.purgeImages });
       for (const [host, path] of Object.entries(report.savedResults)) console.log(`job results of ${host} saved in ${path}`);
       console.log(`sim down: removed containers [${report.removed.containers.join(", ")}], volumes [${report.removed.volumes.join(", ")}], networks [${report.removed.networks.join(", ")}]`);
+      return 0;
+    }
+    if (parsed.action === "network") {
+      const conditions = setNetworkConditions({ root }, parsed.conditions ?? {}, { reset: parsed.reset });
+      console.log(JSON.stringify(conditions));
+      if (!existsSync(join(root, instanceLayout().stateDir, "cluster.json"))) console.error("reprobench sim: note: the simulated cluster is not up; `sim up` starts its proxy with these conditions");
       return 0;
     }
     const status = await simStatus({ root });

@@ -1,14 +1,20 @@
 // The simulated cluster against a real Docker engine: `sim up` (twice: idempotent), SSH with the pinned
-// host key only, Docker inside every host pulling from the sim registry, the REAL sglang-router on
+// host key only, the outside (registry, package index, git server) reachable from the hosts only through
+// the authenticated proxy (direct connections dropped; injected failures seen and reset), Docker inside
+// every host running an image fetched through the proxy, the REAL sglang-router on
 // worker-b in front of the doubles on both hosts (--dp-aware, ONE --worker-urls: 4 workers, every rank
 // reached), and `sim down` copying job results out and leaving nothing with our label behind.
-// Traffic goes only to 127.0.0.1 (SSH, registry) and the test instance's sim network 172.31.251.0/24.
+// Traffic goes only to 127.0.0.1 (SSH, registry) and the test instance's networks 172.31.251.0/24 and
+// 172.29.241.0/24.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listSimResources, simDown, simUp, sshArgs, MODEL_DIR, JOBS_DIR, type ClusterPlan, type HostPlan, type SimInstance } from "../../sim/cluster";
+import { createHash } from "node:crypto";
+import { listSimResources, setNetworkConditions, simDown, simUp, sshArgs, MODEL_DIR, JOBS_DIR, type ClusterPlan, type HostPlan, type SimInstance } from "../../sim/cluster";
 import { mustRun, run, waitFor } from "../../sim/exec";
+import { simCacheDir } from "../../sim/images";
+import { datasetCommits } from "../../sim/outside";
 
 const root = resolve(__dirname, "..", "..");
 // A cluster of its own (network 172.31.251.0/24, SSH 2301+, registry 127.0.0.1:5001, state in
@@ -30,6 +36,20 @@ const mustSsh = async (host: HostPlan, command: string, timeoutMs = 120_000) => 
   if (r.code !== 0) throw new Error(`ssh ${host.name} '${command}' exited ${r.code}: ${r.stderr || r.stdout}`);
   return r.stdout;
 };
+/** Runs `command` on a host with the proxy variables set from the instance's proxy-url (sent on stdin). */
+const viaProxy = (host: HostPlan, command: string, timeoutMs = 120_000) =>
+  run(sshArgs(plan, host, `IFS= read -r u; export http_proxy="$u" https_proxy="$u" HTTP_PROXY="$u" HTTPS_PROXY="$u"; ${command}`), {
+    input: readFileSync(join(root, plan.proxyUrlFile), "utf8"),
+    timeoutMs,
+  });
+const mustViaProxy = async (host: HostPlan, command: string, timeoutMs = 120_000) => {
+  const r = await viaProxy(host, command, timeoutMs);
+  if (r.code !== 0) throw new Error(`ssh ${host.name} (through the proxy) '${command}' exited ${r.code}: ${r.stderr || r.stdout}`);
+  return r.stdout;
+};
+/** An image from registry.sim into a host's dockerd through the proxy (the sim leaves dockerd without one). */
+const fetchImage = (host: HostPlan, ref: string) =>
+  mustViaProxy(host, `skopeo copy -q --src-tls-verify=false docker://${ref} docker-daemon:${ref} >/dev/null`, 600_000);
 
 async function fetchJson<T>(url: string, init?: RequestInit): Promise<{ status: number; json: T; headers: Headers }> {
   const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
@@ -107,7 +127,49 @@ describe("simulated cluster (real docker)", () => {
     }
   });
 
-  it("runs Docker inside every host (overlay2, registry.sim trusted) and pulls from the sim registry", async () => {
+  it("reaches the outside only through the proxy: registry, index and git; direct connections are dropped", async () => {
+    const cluster = JSON.parse(readFileSync(join(root, plan.clusterFile), "utf8")) as { outside: { harborWheelSha256: string; datasetPinnedCommit: string; datasetHeadCommit: string } };
+    const commits = await datasetCommits(root);
+    expect(cluster.outside).toMatchObject({ datasetPinnedCommit: commits.pinned, datasetHeadCommit: commits.head });
+    const harborSha = createHash("sha256").update(readFileSync(join(simCacheDir("wheelhouse"), "harbor-0.21.0-py3-none-any.whl"))).digest("hex");
+    expect(cluster.outside.harborWheelSha256).toBe(harborSha);
+    for (const host of plan.hosts) {
+      for (const url of ["http://registry.sim:5000/v2/", "http://pypi.sim/simple/", "http://proxy.sim:3128/"]) {
+        const direct = await ssh(host, `curl --noproxy '*' --connect-timeout 3 --max-time 6 -sS -o /dev/null ${url}`, 30_000);
+        // proxy.sim itself is reachable (it answers a non-proxy request with 400); the outside is not.
+        if (url.includes("proxy.sim")) expect(direct.code).toBe(0);
+        else expect(direct.code, `${host.name}: direct ${url}: ${direct.stderr}`).not.toBe(0);
+      }
+      expect(await mustViaProxy(host, "curl -fsS http://registry.sim:5000/v2/_catalog")).toContain("reprobench/task-hello-file");
+      const page = await mustViaProxy(host, "curl -fsS http://pypi.sim/simple/harbor/");
+      expect(page).toContain(`harbor-0.21.0-py3-none-any.whl#sha256=${harborSha}`);
+      const wheelSha = await mustViaProxy(host, "curl -fsS http://pypi.sim/files/harbor-0.21.0-py3-none-any.whl | sha256sum");
+      expect(wheelSha.split(" ")[0]).toBe(harborSha);
+      const refs = await mustViaProxy(host, "git ls-remote http://git.sim/terminal-bench-sim.git");
+      expect(refs).toContain(`${commits.head}\tHEAD`);
+      // Without credentials the proxy answers 407; to a destination outside its allowlist 403.
+      const anon = await ssh(host, "curl -sS -o /dev/null -w '%{http_code}' -x http://proxy.sim:3128 http://registry.sim:5000/v2/");
+      expect(anon.stdout).toBe("407");
+      const other = await viaProxy(host, "curl -sS -o /dev/null -w '%{http_code}' http://172.31.251.1:22/");
+      expect(other.stdout).toBe("403");
+    }
+  });
+
+  it("fails proxied requests while failFraction is 1 (502, logged) and works again after a reset", async () => {
+    const a = plan.hosts[0];
+    try {
+      expect(setNetworkConditions({ root, instance }, { failFraction: 1, failWith: "502" })).toMatchObject({ failFraction: 1 });
+      const failed = await viaProxy(a, "curl -sS -o /dev/null -w '%{http_code}' http://registry.sim:5000/v2/");
+      expect(failed.stdout).toBe("502");
+      const logs = await run(["docker", "logs", "--tail", "20", plan.proxy.container], { timeoutMs: 30_000 });
+      expect(logs.stdout + logs.stderr).toMatch(/FAILED \S+ GET http:\/\/registry\.sim:5000\/v2\/: injected 502/);
+    } finally {
+      setNetworkConditions({ root, instance }, {}, { reset: true });
+    }
+    expect((await viaProxy(a, "curl -sS -o /dev/null -w '%{http_code}' http://registry.sim:5000/v2/")).stdout).toBe("200");
+  });
+
+  it("runs Docker inside every host (overlay2, registry.sim trusted) and runs an image fetched through the proxy", async () => {
     for (const host of plan.hosts) {
       const info = JSON.parse(await mustSsh(host, "docker info --format '{{json .}}'")) as { Driver: string; ServerVersion: string; RegistryConfig: { IndexConfigs: Record<string, { Secure: boolean }> } };
       expect(info.Driver).toBe("overlay2");
@@ -116,11 +178,14 @@ describe("simulated cluster (real docker)", () => {
       // The daemon.json our DockerDaemonConfig component finds (and must preserve).
       expect(JSON.parse(await mustSsh(host, "cat /etc/docker/daemon.json"))).toEqual({ "insecure-registries": ["registry.sim:5000"] });
       expect((await mustSsh(host, "docker compose version --short")).trim()).toMatch(/^2\./);
-      // A task image: pulled from registry.sim over the sim network, then run (runc inside the host).
+      // The host's dockerd has no proxy (the stack configures it), so it cannot pull by itself.
+      const pull = await ssh(host, "timeout 60 docker pull -q registry.sim:5000/reprobench/sim-probe:latest", 90_000);
+      expect(pull.code).not.toBe(0);
+      // A task image: copied from registry.sim through the proxy (skopeo), then run (runc inside the host).
+      await fetchImage(host, "registry.sim:5000/reprobench/task-hello-file:latest");
       const out = await mustSsh(
         host,
-        "docker pull -q registry.sim:5000/reprobench/task-hello-file:latest >/dev/null && " +
-          "docker run --rm registry.sim:5000/reprobench/task-hello-file:latest bash -c 'pwd; python3 -c \"print(6*7)\"; command -v tmux asciinema || echo no-tmux'",
+        "docker run --rm registry.sim:5000/reprobench/task-hello-file:latest bash -c 'pwd; python3 -c \"print(6*7)\"; command -v tmux asciinema || echo no-tmux'",
         300_000,
       );
       expect(out.trim().split("\n")).toEqual(["/app", "42", "no-tmux"]);
@@ -128,10 +193,14 @@ describe("simulated cluster (real docker)", () => {
     }
   });
 
-  it("runs the simulated upstream proxy on the runner host only", async () => {
+  it("runs the loopback forwarder on the runner host only; it adds the credentials from a root-only file", async () => {
     const [a, b] = plan.hosts;
     expect((await ssh(b, "systemctl is-active reprobench-sim-proxy.service")).stdout.trim()).toBe("active");
     expect((await ssh(a, "systemctl is-active reprobench-sim-proxy.service")).stdout.trim()).not.toBe("active");
+    expect((await mustSsh(b, "stat -c '%U %a' /etc/reprobench/sim-proxy-upstream")).trim()).toBe("root 600");
+    expect(await mustSsh(b, "systemctl show -p ExecStart reprobench-sim-proxy.service")).not.toMatch(/reprobench:[0-9a-f]{32}/);
+    expect(await mustSsh(b, "curl -fsS -x http://127.0.0.1:27890 http://proxy-check.reprobench.test/")).toContain("reprobench sim proxy ok");
+    expect(await mustSsh(b, "curl -fsS -x http://127.0.0.1:27890 http://registry.sim:5000/v2/_catalog")).toContain("repositories");
   });
 
   describe("real sglang-router on worker-b over the doubles on both hosts", () => {
@@ -141,6 +210,7 @@ describe("simulated cluster (real docker)", () => {
     beforeAll(async () => {
       for (const host of plan.hosts) {
         await ssh(host, "docker rm -f sim-test-double sim-test-router >/dev/null 2>&1; true");
+        await fetchImage(host, DOUBLE);
         // Seed 000's worker command, with the host's placeholder model dir mounted like the real model.
         await mustSsh(
           host,
@@ -249,9 +319,9 @@ describe("simulated cluster (real docker)", () => {
     try {
       const before = await listSimResources(instance);
       console.log(`before sim down: ${JSON.stringify(before)}`);
-      expect(before.containers).toEqual(["reprobench-sim-itest-registry", "reprobench-sim-itest-worker-a", "reprobench-sim-itest-worker-b"]);
+      expect(before.containers).toEqual(["reprobench-sim-itest-outside", "reprobench-sim-itest-proxy", "reprobench-sim-itest-registry", "reprobench-sim-itest-worker-a", "reprobench-sim-itest-worker-b"]);
       expect(before.volumes).toEqual(["reprobench-sim-itest-worker-a-docker", "reprobench-sim-itest-worker-b-docker"]);
-      expect(before.networks).toEqual(["reprobench-sim-itest"]);
+      expect(before.networks).toEqual(["reprobench-sim-itest", "reprobench-sim-itest-outside"]);
       // Whatever else carries the sim label (the default cluster, if up) is not ours to remove.
       const othersBefore = await listSimResources();
 
@@ -265,7 +335,7 @@ describe("simulated cluster (real docker)", () => {
       const saved = join(root, plan.resultsDir, runner.name, "jobs", job, "trial-1/result.json");
       expect(down.savedResults[runner.name]).toBe(`${plan.resultsDir}/${runner.name}/jobs`);
       expect(JSON.parse(readFileSync(saved, "utf8"))).toEqual({ reward: 1 });
-      // Only results remain in the state dir (keys, known_hosts and cluster.json are gone).
+      // Only results remain in the state dir (keys, known_hosts, cluster.json, proxy-url and network/ are gone).
       expect(readdirSync(join(root, plan.stateDir))).toEqual(["results"]);
       expect((await run(["docker", "volume", "inspect", bystander], { timeoutMs: 30_000 })).code).toBe(0);
       // Images and the registry's storage are caches, not cluster state: they stay for the next warm `sim up`.

@@ -10,6 +10,8 @@ import {
   parseSimArgs,
   planCluster,
   publicKeyLine,
+  outsideRunArgs,
+  proxyCreateArgs,
   registryRunArgs,
   sshArgs,
   type ClusterImages,
@@ -52,20 +54,24 @@ describe("instances", () => {
     const d = instanceLayout();
     expect(d.stateDir).toBe(".sim");
     expect(d.network).toMatchObject({ name: "reprobench-sim", subnet: "172.31.250.0/24" });
-    expect(d.registry).toMatchObject({ container: "reprobench-sim-registry", ip: "172.31.250.10", pushHost: "127.0.0.1:5000" });
+    expect(d.registry).toMatchObject({ container: "reprobench-sim-registry", ip: "172.29.240.10", pushHost: "127.0.0.1:5000" });
+    expect(d.proxy).toMatchObject({ container: "reprobench-sim-proxy", ip: "172.31.250.3", hostname: "proxy.sim", port: 3128 });
+    expect(d.proxyUrlFile).toBe(".sim/proxy-url");
   });
 
   it("gives a test instance its own network, subnet, ports, names and state dir", () => {
     const plan = planCluster(root, 2, { name: "itest", slot: 1 });
     expect(plan.stateDir).toBe(".sim/instances/itest");
     expect(plan.network).toMatchObject({ name: "reprobench-sim-itest", subnet: "172.31.251.0/24" });
-    expect(plan.registry).toMatchObject({ container: "reprobench-sim-itest-registry", ip: "172.31.251.10", pushHost: "127.0.0.1:5001" });
+    expect(plan.registry).toMatchObject({ container: "reprobench-sim-itest-registry", ip: "172.29.241.10", pushHost: "127.0.0.1:5001" });
+    expect(plan.outside).toMatchObject({ network: { name: "reprobench-sim-itest-outside", subnet: "172.29.241.0/24" }, container: "reprobench-sim-itest-outside", ip: "172.29.241.20" });
+    expect(plan.proxy).toMatchObject({ container: "reprobench-sim-itest-proxy", ip: "172.31.251.3", outsideIp: "172.29.241.3" });
     expect(plan.hosts.map((h) => [h.name, h.container, h.ip, h.sshPort, h.hostKeyFile])).toEqual([
       ["worker-a", "reprobench-sim-itest-worker-a", "172.31.251.11", 2301, ".sim/instances/itest/hosts/worker-a/ssh_host_ed25519_key.pub"],
       ["worker-b", "reprobench-sim-itest-worker-b", "172.31.251.12", 2302, ".sim/instances/itest/hosts/worker-b/ssh_host_ed25519_key.pub"],
     ]);
     const args = hostCreateArgs(plan, plan.hosts[0], "img").join(" ");
-    expect(args).toContain("--add-host registry.sim:172.31.251.10");
+    expect(args).toContain("--add-host proxy.sim:172.31.251.3 --add-host registry.sim:172.29.241.10 --add-host pypi.sim:172.29.241.20 --add-host git.sim:172.29.241.20");
     expect(args).toContain("--label io.reprobench.sim.instance=itest");
   });
 
@@ -105,23 +111,39 @@ describe("docker argv", () => {
     expect(args.at(-1)).toBe("reprobench/sim-host:abc");
   });
 
-  it("publishes SSH on loopback only, pins the IP and resolves registry.sim", () => {
+  it("publishes SSH on loopback only, pins the IP and resolves proxy.sim and the outside names", () => {
     const joined = args.join(" ");
     expect(joined).toContain("-p 127.0.0.1:2201:22");
     expect(joined).toContain("--ip 172.31.250.11");
-    expect(joined).toContain("--add-host registry.sim:172.31.250.10");
+    expect(joined).toContain("--add-host proxy.sim:172.31.250.3");
+    expect(joined).toContain("--add-host registry.sim:172.29.240.10");
+    expect(joined).toContain("--add-host pypi.sim:172.29.240.20");
+    expect(joined).toContain("--add-host git.sim:172.29.240.20");
     expect(joined).toContain("--label io.reprobench.sim=1");
     expect(joined).toContain("--label io.reprobench.sim.instance=default");
     expect(joined).toContain("--network reprobench-sim ");
   });
 
-  it("publishes the registry on 127.0.0.1:5000 at its fixed IP, labelled", () => {
+  it("publishes the registry on 127.0.0.1:5000 at its fixed IP on the outside network, labelled", () => {
     const r = registryRunArgs(plan, "reprobench/sim-registry:x").join(" ");
     expect(r).toContain("-p 127.0.0.1:5000:5000");
-    expect(r).toContain("--ip 172.31.250.10");
+    expect(r).toContain("--network reprobench-sim-outside --ip 172.29.240.10");
     expect(r).toContain("--label io.reprobench.sim=1");
     // Storage in the cache dir (outside the repo) so a warm `sim up` after `down` pushes nothing.
     expect(r).toMatch(/-v \S+\/reprobench\/sim-registry\/default:\/var\/lib\/docker-registry/);
+  });
+
+  it("runs the index/git server and the proxy on the outside network; the proxy's secrets are read-only mounts", () => {
+    const o = outsideRunArgs(plan, "reprobench/sim-outside:x").join(" ");
+    expect(o).toContain("--network reprobench-sim-outside --ip 172.29.240.20");
+    expect(o).toMatch(/-v \S+\/reprobench\/sim-outside\/default:\/srv:ro/);
+    expect(o).toContain("python3 -m http.server 80 --bind 0.0.0.0 --directory /srv");
+    const p = proxyCreateArgs(plan, "reprobench/sim-outside:x").join(" ");
+    expect(p).toContain("--network reprobench-sim-outside --ip 172.29.240.3");
+    expect(p).toContain("--add-host registry.sim:172.29.240.10 --add-host pypi.sim:172.29.240.20 --add-host git.sim:172.29.240.20");
+    expect(p).toContain("-v /repo/.sim/proxy-url:/etc/reprobench/proxy-url:ro");
+    expect(p).toContain("-v /repo/.sim/network:/etc/reprobench/network:ro");
+    expect(p).toContain("--mode egress --listen 0.0.0.0 --port 3128 --credentials-file /etc/reprobench/proxy-url --conditions /etc/reprobench/network/conditions.json");
   });
 
   it("ssh trusts only the pinned known_hosts and our key", () => {
@@ -158,11 +180,23 @@ describe("parseSimArgs", () => {
     expect(parseSimArgs(["up", "--hosts=4"]).hosts).toBe(4);
     expect(parseSimArgs(["down", "--discard-results", "--purge-images"])).toMatchObject({ discardResults: true, purgeImages: true });
     expect(parseSimArgs(["status", "--json"]).json).toBe(true);
+    expect(parseSimArgs(["network", "--latency-ms", "150", "--bandwidth-kbps=4096", "--fail-fraction", "0.1", "--fail-with", "reset", "--seed", "7"])).toMatchObject({
+      action: "network",
+      conditions: { latencyMs: 150, bandwidthKBps: 4096, failFraction: 0.1, failWith: "reset", seed: 7 },
+    });
+    expect(parseSimArgs(["network", "--reset"])).toMatchObject({ action: "network", reset: true });
+    expect(parseSimArgs(["network"]).conditions).toBeUndefined();
   });
 
   it("names the bad argument", () => {
     expect(() => parseSimArgs([])).toThrow(/missing subcommand/);
-    expect(() => parseSimArgs(["start"])).toThrow(/unknown subcommand 'start'/);
+    expect(() => parseSimArgs(["start"])).toThrow(/unknown subcommand 'start'; expected up, down, status or network/);
+    expect(() => parseSimArgs(["network", "--fail-fraction", "2"])).toThrow(/--fail-fraction: failFraction: got 2; expected a number from 0 to 1/);
+    expect(() => parseSimArgs(["network", "--fail-with", "timeout"])).toThrow(/--fail-with: failWith: got "timeout"; expected "502" or "reset"/);
+    expect(() => parseSimArgs(["network", "--latency-ms", "-5"])).toThrow(/--latency-ms: latencyMs: got -5/);
+    expect(() => parseSimArgs(["network", "--seed"])).toThrow(/--seed: missing value/);
+    expect(() => parseSimArgs(["up", "--latency-ms", "5"])).toThrow(/--latency-ms is not an option of 'sim up'/);
+    expect(() => parseSimArgs(["status", "--reset"])).toThrow(/--reset is not an option of 'sim status'/);
     expect(() => parseSimArgs(["up", "--hosts", "two"])).toThrow(/--hosts: got 'two'/);
     expect(() => parseSimArgs(["up", "--hosts"])).toThrow(/--hosts: missing value/);
     expect(() => parseSimArgs(["up", "--hosts", "0"])).toThrow(/--hosts: got '0'/);
@@ -175,6 +209,7 @@ describe("cluster.json and status", () => {
   const images: ClusterImages = {
     hostImage: "reprobench/sim-host:1",
     registryImage: "reprobench/sim-registry:1",
+    outsideImage: "reprobench/sim-outside:1",
     sglangDouble: "registry.sim:5000/reprobench/sglang-double:latest",
     taskBase: "registry.sim:5000/reprobench/task-base:latest",
     tasks: { "hello-file": "registry.sim:5000/reprobench/task-hello-file:latest" },
@@ -190,6 +225,22 @@ describe("cluster.json and status", () => {
       ["worker-b", 2202, ".sim/hosts/worker-b/ssh_host_ed25519_key.pub"],
     ]);
     expect(JSON.stringify(json)).not.toContain("/repo");
+  });
+
+  it("records the outside: index, git URL and pinned commit, proxy and its files", () => {
+    const commits = { pinned: "a".repeat(40), head: "b".repeat(40) };
+    const json = clusterJson(planCluster(root, 2, { name: "itest", slot: 1 }), images, { commits, wheels: 3, harborSha256: "c".repeat(64) }) as { outside: Record<string, unknown> };
+    expect(json.outside).toMatchObject({
+      network: { name: "reprobench-sim-itest-outside", subnet: "172.29.241.0/24" },
+      indexUrl: "http://pypi.sim/simple/",
+      gitUrl: "http://git.sim/terminal-bench-sim.git",
+      datasetPinnedCommit: commits.pinned,
+      datasetHeadCommit: commits.head,
+      harborWheelSha256: "c".repeat(64),
+      proxy: { host: "proxy.sim", ip: "172.31.251.3", port: 3128, container: "reprobench-sim-itest-proxy" },
+      proxyUrlFile: ".sim/instances/itest/proxy-url",
+      networkConditionsFile: ".sim/instances/itest/network/conditions.json",
+    });
   });
 
   it("prints one row per host", () => {

@@ -22,6 +22,7 @@ function fakeRoot(): string {
   };
   put("sim/images/debian-base/build.sh", "#!/usr/bin/env bash\n");
   for (const d of ["sim-host", "registry", "probe", "task-base", "prepull"]) put(`sim/images/${d}/Dockerfile`, `FROM x # ${d}\n`);
+  put("sim/proxy/Dockerfile", "FROM reprobench/debian-base:trixie\n");
   put("sim/sglang-double/Dockerfile", "FROM reprobench/debian-base:trixie\n");
   put("sim/scenarios/sim-default.json", "{}\n");
   put("sim/dataset/hello-file/environment/Dockerfile", "FROM registry.sim:5000/reprobench/task-base:latest\n");
@@ -40,7 +41,7 @@ describe("image specs", () => {
     const root = fakeRoot();
     const images = resolveImages(imageSpecs(root, datasetTaskDirs(root)), root);
     const names = images.map((i) => i.name);
-    expect(names.slice(0, 6)).toEqual(["debian-base", "sim-host", "sim-registry", "sim-probe", "task-base", "sglang-double"]);
+    expect(names.slice(0, 7)).toEqual(["debian-base", "sim-host", "sim-registry", "sim-outside", "sim-probe", "task-base", "sglang-double"]);
     expect(names).toContain("task-hello-file");
     const pushed = images.filter((i) => i.push).map((i) => pullRef(i.push!));
     expect(pushed).toEqual(

@@ -1,0 +1,302 @@
+// The simulated "outside" the sim hosts reach only through the proxy: a PEP 503 package index and a
+// dumb-HTTP git server (both static files served by the `<prefix>-outside` container), the network
+// conditions the proxy applies, and the proxy credentials. Everything here is deterministic or made once
+// per instance; sim/cluster.ts wires it into `sim up` / `sim down`.
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, cpSync, existsSync, linkSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { mustRun } from "./exec";
+
+export const PROXY_HOSTNAME = "proxy.sim";
+export const PROXY_PORT = 3128;
+export const PROXY_USER = "reprobench";
+export const INDEX_HOSTNAME = "pypi.sim";
+export const GIT_HOSTNAME = "git.sim";
+export const DATASET_REPO = "terminal-bench-sim.git";
+export const INDEX_URL = `http://${INDEX_HOSTNAME}/simple/`;
+export const DATASET_GIT_URL = `http://${GIT_HOSTNAME}/${DATASET_REPO}`;
+/** The task added by the dataset's third (HEAD) commit: a clone without the pin has one task too many. */
+export const UNPINNED_TASK = "unpinned-extra";
+/** Where the proxy container sees the network conditions file (its directory is bind-mounted). */
+export const CONDITIONS_MOUNT = "/etc/reprobench/network";
+export const CONDITIONS_FILE_NAME = "conditions.json";
+
+// ---------------------------------------------------------------------------------------------------
+// Network conditions
+
+export interface NetworkConditions {
+  /** Delay before each proxied connection is served. */
+  latencyMs: number;
+  /** Per-connection, per-direction cap in KiB/s; 0 = none. */
+  bandwidthKBps: number;
+  /** 0..1: share of allowed proxied connections that fail (seeded: reproducible). */
+  failFraction: number;
+  failWith: "502" | "reset";
+  seed: number;
+}
+
+export const NO_FAULTS: NetworkConditions = { latencyMs: 0, bandwidthKBps: 0, failFraction: 0, failWith: "502", seed: 0 };
+
+/** Checks and completes a (partial) conditions object; throws naming the bad field. */
+export function normalizeConditions(input: Partial<NetworkConditions>, base: NetworkConditions = NO_FAULTS, where = "network conditions"): NetworkConditions {
+  const out: NetworkConditions = { ...base };
+  const known = new Set(Object.keys(NO_FAULTS).concat("comment"));
+  for (const key of Object.keys(input)) if (!known.has(key)) throw new Error(`${where}: unknown key '${key}'; expected ${Object.keys(NO_FAULTS).join(", ")}`);
+  const int = (key: "latencyMs" | "bandwidthKBps" | "seed", min: number) => {
+    const v = input[key];
+    if (v === undefined) return;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < min) throw new Error(`${where}: ${key}: got ${JSON.stringify(v)}; expected an integer >= ${min}`);
+    out[key] = v;
+  };
+  int("latencyMs", 0);
+  int("bandwidthKBps", 0);
+  int("seed", 0);
+  if (input.failFraction !== undefined) {
+    const v = input.failFraction;
+    if (typeof v !== "number" || !(v >= 0 && v <= 1)) throw new Error(`${where}: failFraction: got ${JSON.stringify(v)}; expected a number from 0 to 1`);
+    out.failFraction = v;
+  }
+  if (input.failWith !== undefined) {
+    if (input.failWith !== "502" && input.failWith !== "reset") throw new Error(`${where}: failWith: got ${JSON.stringify(input.failWith)}; expected "502" or "reset"`);
+    out.failWith = input.failWith;
+  }
+  return out;
+}
+
+/** The `network` section of sim/scenarios/sim-default.json (all zero = no faults). */
+export function scenarioConditions(root: string): NetworkConditions {
+  const file = join(root, "sim", "scenarios", "sim-default.json");
+  const scenario = JSON.parse(readFileSync(file, "utf8")) as { network?: Partial<NetworkConditions> };
+  return normalizeConditions(scenario.network ?? {}, NO_FAULTS, `${file}: network`);
+}
+
+/** Writes the conditions atomically (rename in the bind-mounted directory: the proxy sees a new mtime). */
+export function writeConditionsFile(file: string, conditions: NetworkConditions): void {
+  mkdirSync(join(file, ".."), { recursive: true });
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${JSON.stringify(conditions, null, 2)}\n`);
+  renameSync(tmp, file);
+}
+
+export function readConditionsFile(file: string): NetworkConditions | undefined {
+  if (!existsSync(file)) return undefined;
+  return normalizeConditions(JSON.parse(readFileSync(file, "utf8")) as Partial<NetworkConditions>, NO_FAULTS, file);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Credentials
+
+/** `http://reprobench:<hex>@proxy.sim:3128`, made once (0600) and kept until `sim down`. */
+export function ensureProxyUrl(file: string): string {
+  if (existsSync(file)) {
+    chmodSync(file, 0o600);
+    return readFileSync(file, "utf8").trim();
+  }
+  mkdirSync(join(file, ".."), { recursive: true, mode: 0o700 });
+  const url = `http://${PROXY_USER}:${randomBytes(16).toString("hex")}@${PROXY_HOSTNAME}:${PROXY_PORT}`;
+  writeFileSync(file, `${url}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return url;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The dataset's git history
+
+const GIT_IDENTITY = { name: "reprobench sim", email: "sim@reprobench.test" };
+const COMMITS = [
+  { date: "2025-01-01T00:00:00+00:00", message: "hello-file and sum-numbers", tasks: ["hello-file", "sum-numbers"] },
+  { date: "2025-01-02T00:00:00+00:00", message: "sha-preimage: the third task (the pinned commit)", tasks: ["sha-preimage"] },
+  { date: "2025-01-03T00:00:00+00:00", message: `${UNPINNED_TASK}: a fourth task after the pin`, tasks: [UNPINNED_TASK] },
+];
+
+/** A small generated task that exists only at the dataset's HEAD (never built, never pinned). */
+export function unpinnedTaskFiles(): Record<string, { text: string; mode: number }> {
+  return {
+    "task.toml": {
+      mode: 0o644,
+      text: [
+        'schema_version = "1.1"',
+        "",
+        "[task]",
+        `name = "reprobench-sim/${UNPINNED_TASK}"`,
+        'description = "Added after the pinned commit: a clone of HEAD has four tasks, the pinned dataset three."',
+        'keywords = ["reprobench", "sim"]',
+        "",
+        "[environment]",
+        `docker_image = "registry.sim:5000/reprobench/task-${UNPINNED_TASK}:latest"`,
+        "",
+      ].join("\n"),
+    },
+    "instruction.md": { mode: 0o644, text: "This task is not part of the pinned dataset; a run that sees it cloned HEAD instead of the pin.\n" },
+    "environment/Dockerfile": { mode: 0o644, text: "FROM registry.sim:5000/reprobench/task-base:latest\nWORKDIR /app\n" },
+    "tests/test.sh": { mode: 0o755, text: "#!/usr/bin/env bash\necho 0 > /logs/verifier/reward.txt\n" },
+    "solution/solve.sh": { mode: 0o755, text: "#!/usr/bin/env bash\ntrue\n" },
+  };
+}
+
+function gitEnv(home: string, date: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_AUTHOR_NAME: GIT_IDENTITY.name,
+    GIT_AUTHOR_EMAIL: GIT_IDENTITY.email,
+    GIT_AUTHOR_DATE: date,
+    GIT_COMMITTER_NAME: GIT_IDENTITY.name,
+    GIT_COMMITTER_EMAIL: GIT_IDENTITY.email,
+    GIT_COMMITTER_DATE: date,
+    TZ: "UTC",
+    LC_ALL: "C",
+  };
+}
+
+export interface DatasetCommits {
+  /** Commit 2: hello-file, sum-numbers, sha-preimage. */
+  pinned: string;
+  /** Commit 3: plus unpinned-extra. */
+  head: string;
+}
+
+/**
+ * Builds the dataset repository (work tree with `.git`) in `dir` from sim/dataset with the fixed
+ * 3-commit history; same sim/dataset → same commit ids on every machine.
+ */
+export async function buildDatasetRepo(root: string, dir: string): Promise<DatasetCommits> {
+  const dataset = join(root, "sim", "dataset");
+  mkdirSync(dir, { recursive: true });
+  const git = (args: string[], date = COMMITS[0].date) => mustRun(["git", "-c", "core.fileMode=true", "-c", "core.autocrlf=false", "-c", "commit.gpgSign=false", ...args], { cwd: dir, env: gitEnv(dir, date), timeoutMs: 60_000 });
+  await git(["init", "-q", "-b", "main"]);
+  const ids: string[] = [];
+  for (const [n, commit] of COMMITS.entries()) {
+    const paths: string[] = [];
+    if (n === 0 && existsSync(join(dataset, "README.md"))) {
+      copyFileSync(join(dataset, "README.md"), join(dir, "README.md"));
+      paths.push("README.md");
+    }
+    for (const task of commit.tasks) {
+      if (task === UNPINNED_TASK) {
+        for (const [rel, f] of Object.entries(unpinnedTaskFiles())) {
+          mkdirSync(join(dir, task, rel, ".."), { recursive: true });
+          writeFileSync(join(dir, task, rel), f.text);
+          chmodSync(join(dir, task, rel), f.mode);
+        }
+      } else {
+        if (!existsSync(join(dataset, task))) throw new Error(`sim/dataset/${task} is missing (the dataset's commit ${n + 1} adds it)`);
+        cpSync(join(dataset, task), join(dir, task), { recursive: true, filter: (src) => !/(__pycache__|\.pyc$)/.test(src) });
+      }
+      paths.push(task);
+    }
+    await git(["add", "--", ...paths], commit.date);
+    await git(["commit", "-q", "-m", commit.message], commit.date);
+    ids.push((await git(["rev-parse", "HEAD"], commit.date)).trim());
+  }
+  return { pinned: ids[1], head: ids[2] };
+}
+
+/** The dataset's pinned commit (2) and HEAD (3), computed in a temporary directory. */
+export async function datasetCommits(root: string): Promise<DatasetCommits> {
+  const tmp = mkdtempSync(join(tmpdir(), "reprobench-dataset-"));
+  try {
+    return await buildDatasetRepo(root, join(tmp, "repo"));
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The static tree the outside container serves
+
+/** PEP 503 name normalization. */
+export function normalizeName(name: string): string {
+  return name.replace(/[-_.]+/g, "-").toLowerCase();
+}
+
+/** Distribution name of a wheel file (the part before the first '-'). */
+export function wheelProject(file: string): string {
+  return normalizeName(file.split("-")[0]);
+}
+
+const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+/** index.html texts of a PEP 503 simple index: "" → the root page, <project> → its page. */
+export function simpleIndexPages(wheels: { file: string; sha256: string }[]): Record<string, string> {
+  const byProject = new Map<string, { file: string; sha256: string }[]>();
+  for (const w of [...wheels].sort((a, b) => a.file.localeCompare(b.file))) {
+    const p = wheelProject(w.file);
+    byProject.set(p, [...(byProject.get(p) ?? []), w]);
+  }
+  const page = (title: string, links: string[]) => `<!DOCTYPE html>\n<html><head><meta name="pypi:repository-version" content="1.0"><title>${escapeHtml(title)}</title></head><body>\n${links.join("\n")}\n</body></html>\n`;
+  const pages: Record<string, string> = {};
+  const projects = [...byProject.keys()].sort();
+  pages[""] = page("Simple index", projects.map((p) => `<a href="/simple/${p}/">${p}</a><br>`));
+  for (const p of projects) {
+    pages[p] = page(`Links for ${p}`, byProject.get(p)!.map((w) => `<a href="/files/${encodeURIComponent(w.file)}#sha256=${w.sha256}">${escapeHtml(w.file)}</a><br>`));
+  }
+  return pages;
+}
+
+function sha256File(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+function writeIfChanged(path: string, text: string): void {
+  if (existsSync(path) && readFileSync(path, "utf8") === text) return;
+  mkdirSync(join(path, ".."), { recursive: true });
+  writeFileSync(path, text);
+}
+
+export interface OutsideTree {
+  wheels: number;
+  harborSha256?: string;
+  commits: DatasetCommits;
+}
+
+/**
+ * Fills `tree` (served at / by the outside container): files/<wheel> (hard links into the wheel caches,
+ * copies across file systems), simple/…/index.html with #sha256= fragments, and the bare dataset
+ * repository terminal-bench-sim.git prepared for dumb HTTP (`git update-server-info`). Idempotent.
+ */
+export async function buildOutsideTree(root: string, tree: string, wheelDirs: { dir: string; only?: RegExp }[]): Promise<OutsideTree> {
+  const files = join(tree, "files");
+  mkdirSync(files, { recursive: true });
+  const wheels: { file: string; sha256: string }[] = [];
+  for (const { dir, only } of wheelDirs) {
+    if (!existsSync(dir)) continue;
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(".whl") && (!only || only.test(f))).sort()) {
+      const src = join(dir, file);
+      const dest = join(files, file);
+      if (!existsSync(dest) || statSync(dest).size !== statSync(src).size) {
+        rmSync(dest, { force: true });
+        try {
+          linkSync(src, dest);
+        } catch {
+          copyFileSync(src, dest);
+        }
+      }
+      wheels.push({ file, sha256: sha256File(dest) });
+    }
+  }
+  for (const [project, html] of Object.entries(simpleIndexPages(wheels))) writeIfChanged(join(tree, "simple", project, "index.html"), html);
+
+  const tmp = mkdtempSync(join(tmpdir(), "reprobench-dataset-"));
+  try {
+    const work = join(tmp, "repo");
+    const commits = await buildDatasetRepo(root, work);
+    const bare = join(tree, DATASET_REPO);
+    const have = existsSync(join(bare, "HEAD")) ? (await mustRun(["git", "--git-dir", bare, "rev-parse", "HEAD"], { timeoutMs: 30_000 }).catch(() => "")).trim() : "";
+    if (have !== commits.head) {
+      const staged = join(tree, `.${DATASET_REPO}.new`);
+      rmSync(staged, { recursive: true, force: true });
+      await mustRun(["git", "clone", "-q", "--bare", "--no-hardlinks", work, staged], { timeoutMs: 60_000, env: gitEnv(tmp, COMMITS[0].date) });
+      await mustRun(["git", "--git-dir", staged, "update-server-info"], { timeoutMs: 30_000, env: gitEnv(tmp, COMMITS[0].date) });
+      rmSync(bare, { recursive: true, force: true });
+      renameSync(staged, bare);
+    }
+    const harbor = wheels.find((w) => /^harbor-0\.21\.0-/.test(w.file));
+    return { wheels: wheels.length, harborSha256: harbor?.sha256, commits };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
