@@ -178,6 +178,53 @@ export function progressLine(line: string): string | undefined {
   return m ? `${m[1]}: ${m[2]}` : undefined;
 }
 
+/**
+ * What hides the script inputs' secret values in text that leaves the provider. `environment` is the
+ * secret channel of a CheckedCommand (API keys, tokens, proxy URLs; plain inputs travel in the script text),
+ * and the whole map arrives here as one secret, so every value counts: "all" (error messages, progress
+ * lines) replaces each value of 8 or more characters by "[secret not shown]", except a URL, which is shown
+ * with its credentials replaced by "***" (http://***@proxy.sim:3128); "credentials" (stdout and the check's
+ * output, which are parsed and kept in state) only removes URL credentials, and the user:password (and the
+ * password alone) of any URL input wherever it appears. Both also mask userinfo of any URL in the text.
+ * Serialized with the provider: no imports.
+ */
+export function secretMasker(environment: Record<string, string> | undefined): { all(text: string): string; credentials(text: string): string } {
+  const decodeURIComponentSafe = (text: string): string => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      return text;
+    }
+  };
+  const credentialPairs: [string, string][] = [];
+  const valuePairs: [string, string][] = [];
+  for (const value of Object.values(environment ?? {})) {
+    if (typeof value !== "string" || value === "") continue;
+    const m = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(value);
+    if (m) {
+      const at = m[2].lastIndexOf("@");
+      if (at === -1) continue; // a URL without credentials is no secret
+      const userinfo = m[2].slice(0, at);
+      credentialPairs.push([value, `${m[1]}***${m[2].slice(at)}${m[3]}`]);
+      if (userinfo.length >= 4) credentialPairs.push([userinfo, "***"]);
+      const password = userinfo.slice(userinfo.indexOf(":") + 1);
+      if (userinfo.includes(":") && password.length >= 4) credentialPairs.push([password, "***"]);
+      for (const encoded of [encodeURIComponent(userinfo), decodeURIComponentSafe(userinfo)]) {
+        if (encoded !== userinfo && encoded.length >= 4) credentialPairs.push([encoded, "***"]);
+      }
+    } else if (value.length >= 8) valuePairs.push([value, "[secret not shown]"]);
+  }
+  const longestFirst = (pairs: [string, string][]) => pairs.sort((a, b) => b[0].length - a[0].length);
+  const replaceAll = (text: string, pairs: [string, string][]) => pairs.reduce((t, [from, to]) => t.split(from).join(to), text);
+  const userinfo = (text: string) => text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@"'<>]*@/gi, "$1***@");
+  const credentials = longestFirst(credentialPairs);
+  const all = longestFirst([...credentialPairs, ...valuePairs]);
+  return {
+    all: (text) => userinfo(replaceAll(text, all)),
+    credentials: (text) => userinfo(replaceAll(text, credentials)),
+  };
+}
+
 /** Returns a function that runs a bash script on the state's host; rejects with the stderr tail. */
 function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" | "timeoutSeconds" | "runAs" | "progressUrn">, script: string) => Promise<string> {
   /* eslint-disable @typescript-eslint/no-require-imports -- see the note on `provider` */
@@ -189,6 +236,8 @@ function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" 
   return async (s, script) => {
     const c = s.connection;
     const progress = progressSink(s.progressUrn);
+    // Neither a progress line nor an error message shows a secret input (secretMasker).
+    const mask = secretMasker(s.environment);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reprobench-ssh-"));
     try {
       const key = path.join(dir, "id");
@@ -215,23 +264,23 @@ function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" 
           partial = lines.pop() ?? "";
           for (const line of lines) {
             const p = progressLine(line);
-            if (p !== undefined) progress.send(p);
+            if (p !== undefined) progress.send(mask.all(p));
           }
         });
         child.on("error", (e) => { clearTimeout(timer); reject(e); });
         child.on("close", (code, signal) => {
           clearTimeout(timer);
           const where = `host ${c.name} (${c.user}@${c.host}:${c.port})`;
-          if (code === 0) resolve(out);
+          if (code === 0) resolve(mask.credentials(out));
           else if (code === 255 && !err.includes(CONNECTED)) {
             // ssh's own failure: refused, timed out, host key, authentication.
-            const e = new Error(`${where} cannot be reached over SSH (the connection or the login failed); nothing on it was changed or read as drift. Bring the host back (sshd, network, its key) and retry:\n${err.trim().split("\n").slice(-5).join("\n")}`);
+            const e = new Error(`${where} cannot be reached over SSH (the connection or the login failed); nothing on it was changed or read as drift. Bring the host back (sshd, network, its key) and retry:\n${mask.all(err.trim().split("\n").slice(-5).join("\n"))}`);
             (e as Error & { unreachable?: boolean }).unreachable = true;
             reject(e);
           } else if (command.startsWith("sudo") && !err.includes(CONNECTED)) {
             // Connected, but sudo ran nothing (the login's rights changed since the rights check passed).
-            reject(new Error(`${where}: sudo refused to run the script as root, so nothing ran; the login ${c.user} needs NOPASSWD sudo there (hosts[].ssh.sudo): ${err.trim().split("\n").slice(-3).join(" ")}`));
-          } else reject(new Error(`${where}: script failed (${signal ? `killed by ${signal}, timeout ${s.timeoutSeconds ?? 1800}s` : `exit ${code}`}):\n${err.replace(`${CONNECTED}\n`, "").trim().split("\n").slice(-25).join("\n")}`));
+            reject(new Error(`${where}: sudo refused to run the script as root, so nothing ran; the login ${c.user} needs NOPASSWD sudo there (hosts[].ssh.sudo): ${mask.all(err.trim().split("\n").slice(-3).join(" "))}`));
+          } else reject(new Error(`${where}: script failed (${signal ? `killed by ${signal}, timeout ${s.timeoutSeconds ?? 1800}s` : `exit ${code}`}):\n${mask.all(err.replace(`${CONNECTED}\n`, "").trim().split("\n").slice(-25).join("\n"))}`));
         });
         // The marker tells a failed connection from a script that failed (ssh exits 255 for both kinds).
         child.stdin.end(stdin);

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { parseCidr } from "./cidr";
+import { type DaemonProxies, proxiesDigest } from "./host-proxy";
 import { scriptWithEnv } from "./host-script";
 import { RestartGuard, type RestartGuardSettings } from "./restart-guard";
 import type { HostConnectionInput } from "./ssh";
@@ -84,6 +85,13 @@ export interface DockerDaemonConfigArgs {
   readonly hostName: string;
   /** Refuse a change that may restart dockerd while a Harbor job runs (omitted: no guard). */
   readonly restartGuard?: RestartGuardSettings;
+  /**
+   * daemon.json "proxies": what dockerd pulls images through (hosts[].proxy). Secret (the URL may carry
+   * credentials): it reaches the host in the command's secret environment, the file is written 0600, and
+   * state and the drift check only hold its sha256. Omitted: proxies reprobench set earlier are removed,
+   * any others left alone.
+   */
+  readonly proxies?: pulumi.Input<DaemonProxies>;
 }
 
 /**
@@ -105,8 +113,12 @@ export class DockerDaemonConfig extends pulumi.ComponentResource {
     const problems = poolProblems(settings.addressPools);
     if (problems.length > 0) throw new Error(`${name}: invalid docker.addressPools: ${problems.join("; ")}`);
     const env = daemonScriptEnv(settings);
+    const proxies = args.proxies === undefined ? undefined : pulumi.secret(pulumi.output(args.proxies));
+    // A proxy change restarts dockerd: the guard sees it as the proxies' digest (only when set, so a host
+    // without proxies keeps the spec it had).
+    const guardSpec: Record<string, pulumi.Input<unknown>> = proxies ? { ...env, PROXIES_SHA256: proxies.apply((p) => proxiesDigest(p as DaemonProxies)) } : env;
     const guard = args.restartGuard
-      ? new RestartGuard(`${name}-restart-guard`, { ...args.restartGuard, what: `dockerd on ${args.hostName}`, spec: env }, { parent: this, dependsOn: opts?.dependsOn })
+      ? new RestartGuard(`${name}-restart-guard`, { ...args.restartGuard, what: `dockerd on ${args.hostName}`, spec: guardSpec }, { parent: this, dependsOn: opts?.dependsOn })
       : undefined;
     const apply = new CheckedCommand(
       `${name}-daemon-json`,
@@ -116,6 +128,8 @@ export class DockerDaemonConfig extends pulumi.ComponentResource {
         check: scriptWithEnv("docker-daemon-check", { DAEMON_JSON: env.DAEMON_JSON }),
         // Re-running the merge repairs drift; a replace would first restore the original file.
         onDrift: "update",
+        // The proxy URL only ever travels here, in the secret environment (never in the script text).
+        ...(proxies ? { environment: proxies.apply((p) => ({ PROXIES_JSON: JSON.stringify(p) })) } : {}),
         delete: settings.restoreOnDestroy
           ? scriptWithEnv("docker-daemon-restore", { STATE_DIR: env.STATE_DIR, DAEMON_JSON: env.DAEMON_JSON, FORCE_RESTART: env.FORCE_RESTART })
           : undefined,

@@ -18,6 +18,9 @@ export interface HarborSettings extends RunnerPaths {
   pythonVersion: string;
   /** A directory or URL of wheels to install from instead of the package index; null = the index. */
   pipFindLinks: string | null;
+  /** The simple index of the online install (pipFindLinks null), and the uv fetched from it when the host has none. */
+  indexUrl: string;
+  uvVersion: string;
   /** Extras installed with Harbor, e.g. ["hf-sandbox"]. */
   extras: string[];
   /** A git URL pinned by datasetCommit, or a directory of this project uploaded as is. */
@@ -37,6 +40,8 @@ export function installScriptEnv(h: HarborConfig): Record<string, string> {
     VENV: h.venv,
     PYTHON_VERSION: h.pythonVersion,
     FIND_LINKS: h.pipFindLinks ?? "",
+    INDEX_URL: h.indexUrl,
+    UV_VERSION: h.uvVersion,
     EXTRAS: h.extras.join(","),
     WORK_DIR: h.workDir,
     JOBS_DIR: h.jobsDir,
@@ -130,6 +135,8 @@ export interface HarborRunnerArgs {
   readonly settings: HarborSettings;
   /** Where a project-relative harbor.datasetRepo resolves from (the Pulumi project directory). */
   readonly projectDir: string;
+  /** HTTP(S)_PROXY/NO_PROXY of the runner's proxy (hosts[].proxy), merged into the scripts' secret environment; omitted: none. */
+  readonly proxyEnv?: pulumi.Input<Record<string, string>>;
 }
 
 /**
@@ -149,15 +156,18 @@ export class HarborRunner extends pulumi.ComponentResource {
     super("reprobench:runner:HarborRunner", name, {}, opts);
     const h = args.settings;
     const installEnv = installScriptEnv(h);
+    const proxy = args.proxyEnv !== undefined ? { environment: args.proxyEnv } : {};
     const install = new CheckedCommand(
       `${name}-install`,
       {
         connection: args.connection,
-        create: scriptWithEnv("harbor-install", installEnv),
+        create: scriptWithEnv(["retry", "harbor-install"], installEnv),
         check: scriptWithEnv("harbor-install-check", { VENV: h.venv, WORK_DIR: h.workDir, HARBOR_VERSION: h.version }),
         // The venv is ours; the jobs dir and logs are never removed.
         delete: `case ${JSON.stringify(h.venv)} in /?*/*) rm -rf ${JSON.stringify(h.venv)} ;; esac`,
-        summary: [h.extras.length > 0 ? `harbor[${h.extras.join(",")}]` : "harbor", h.version, h.pipFindLinks === null ? "uv+pypi" : `--find-links ${h.pipFindLinks}`, h.venv],
+        // uv/pip reach the package index through it (only when set: no change for a runner without a proxy).
+        ...proxy,
+        summary: [h.extras.length > 0 ? `harbor[${h.extras.join(",")}]` : "harbor", h.version, h.pipFindLinks === null ? `uv+${h.indexUrl}` : `--find-links ${h.pipFindLinks}`, h.venv],
         timeoutSeconds: 1800,
       },
       { parent: this },
@@ -185,10 +195,12 @@ export class HarborRunner extends pulumi.ComponentResource {
       `${name}-dataset`,
       {
         connection: args.connection,
-        create: scriptWithEnv("harbor-dataset", datasetEnv),
+        create: scriptWithEnv(["retry", "harbor-dataset"], datasetEnv),
         check: scriptWithEnv("harbor-dataset-check", { DATASET_DIR: h.datasetDir, TASKS_DIR: datasetEnv.TASKS_DIR, GIT: source.kind === "git" ? "1" : "0" }),
         // The dataset checkout stays on destroy: it may be shared by jobs that are kept.
         spec: source.kind === "git" ? source.commit : `dir:${source.digest}`,
+        // git clones through it.
+        ...proxy,
         summary: source.kind === "git" ? ["git", source.url, source.commit] : ["upload", h.datasetRepo, source.digest.slice(0, 16)],
         timeoutSeconds: 1800,
       },

@@ -23,6 +23,8 @@ export interface SglangRouterArgs {
   readonly workers: { url: pulumi.Input<string>; dpSize: number }[];
   /** The workers' shared --api-key. Secret. */
   readonly apiKey: pulumi.Input<string>;
+  /** HTTP(S)_PROXY/NO_PROXY of the host's proxy (hosts[].proxy) for the registry lookup; secret. Omitted: none. */
+  readonly proxyEnv?: pulumi.Input<Record<string, string>>;
   /** Refuse a change that restarts the router while a Harbor job runs (omitted: no guard). */
   readonly restartGuard?: RestartGuardSettings;
 }
@@ -51,7 +53,7 @@ export class SglangRouter extends pulumi.ComponentResource {
     const spec = urls.apply((u) => routerContainerSpec(r, u));
     const childOpts = { parent: this, provider: args.dockerProvider, dependsOn: opts?.dependsOn };
     // What the tag resolves to in the registry now: a moved tag re-pulls (and, behind the guard, restarts).
-    const digest = registryDigest(`${name}-image-digest`, { connection: args.connection, image: r.image }, { parent: this, dependsOn: opts?.dependsOn });
+    const digest = registryDigest(`${name}-image-digest`, { connection: args.connection, image: r.image, proxyEnv: args.proxyEnv }, { parent: this, dependsOn: opts?.dependsOn });
     this.image = new docker.RemoteImage(`${name}-image`, { name: digest.apply((d) => pinnedImageRef(r.image, d)), keepLocally: true }, childOpts);
     const guard = args.restartGuard
       ? new RestartGuard(

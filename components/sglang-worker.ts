@@ -66,6 +66,8 @@ export interface SglangWorkerArgs {
   readonly settings: WorkerSettings;
   /** The --api-key every worker and the router share. Secret. */
   readonly apiKey: pulumi.Input<string>;
+  /** HTTP(S)_PROXY/NO_PROXY of the host's proxy (hosts[].proxy) for the registry lookup; secret. Omitted: none. */
+  readonly proxyEnv?: pulumi.Input<Record<string, string>>;
   /** Refuse a change that restarts this server while a Harbor job runs (omitted: no guard). */
   readonly restartGuard?: RestartGuardSettings;
 }
@@ -97,7 +99,7 @@ export class SglangWorker extends pulumi.ComponentResource {
     const childOpts = { parent: this, provider: args.dockerProvider, dependsOn: opts?.dependsOn };
     // Model server images are tens of GB: a destroy leaves them on the host.
     // What the tag resolves to in the registry now: a moved tag re-pulls (and, behind the guard, restarts).
-    const digest = registryDigest(`${name}-image-digest`, { connection: args.connection, image: s.image }, { parent: this, dependsOn: opts?.dependsOn });
+    const digest = registryDigest(`${name}-image-digest`, { connection: args.connection, image: s.image, proxyEnv: args.proxyEnv }, { parent: this, dependsOn: opts?.dependsOn });
     this.image = new docker.RemoteImage(`${name}-image`, { name: digest.apply((d) => pinnedImageRef(s.image, d)), keepLocally: true }, childOpts);
     // Runs before the container changes: a new argv, image or user means a restart.
     const guard = args.restartGuard

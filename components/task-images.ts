@@ -41,6 +41,8 @@ export interface TaskImagesArgs {
   readonly daemonConfigPath: string;
   /** The image manifest (HarborRunner.images). */
   readonly images: pulumi.Input<string[]>;
+  /** HTTP(S)_PROXY/NO_PROXY of the runner's proxy (hosts[].proxy), merged into the scripts' secret environment; omitted: none. */
+  readonly proxyEnv?: pulumi.Input<Record<string, string>>;
 }
 
 /**
@@ -61,6 +63,8 @@ export class TaskImages extends pulumi.ComponentResource {
         create: env.apply((e) => scriptWithEnv("task-images", e)),
         check: env.apply((e) => scriptWithEnv("task-images-check", { IMAGES: e.IMAGES })),
         summary: env.apply((e) => e.IMAGES.split("\n")),
+        // Only when set: a runner without a proxy keeps the inputs it had.
+        ...(args.proxyEnv !== undefined ? { environment: args.proxyEnv } : {}),
         timeoutSeconds: 4 * 3600,
       },
       { parent: this },

@@ -31,6 +31,8 @@ export interface ToolBundleArgs {
   /** SSH connection to the runner host. */
   readonly connection: pulumi.Input<HostConnectionInput>;
   readonly settings: ToolBundleSettings;
+  /** HTTP(S)_PROXY/NO_PROXY of the runner's proxy (hosts[].proxy), merged into the scripts' secret environment; omitted: none. */
+  readonly proxyEnv?: pulumi.Input<Record<string, string>>;
 }
 
 /**
@@ -48,9 +50,11 @@ export class ToolBundle extends pulumi.ComponentResource {
       `${name}-build`,
       {
         connection: args.connection,
-        create: scriptWithEnv("tool-bundle", bundleScriptEnv(t)),
+        create: scriptWithEnv(["retry", "tool-bundle"], bundleScriptEnv(t)),
         check: scriptWithEnv("tool-bundle-check", { TOOLS_DIR: t.hostDir }),
         delete: `rm -rf ${JSON.stringify(t.hostDir)} ${JSON.stringify(`${t.hostDir}.building`)}`,
+        // The asciinema wheel is downloaded through it (only when set).
+        ...(args.proxyEnv !== undefined ? { environment: args.proxyEnv } : {}),
         // The build swaps the new bundle in atomically: re-running it repairs drift.
         onDrift: "update",
         timeoutSeconds: 1200,

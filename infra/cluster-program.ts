@@ -13,7 +13,7 @@ import { SglangWorker } from "../components/sglang-worker";
 import { TaskImages, type TaskImagesReport } from "../components/task-images";
 import { ToolBundle } from "../components/tool-bundle";
 import {
-  type LoadedConfig, apiBase, bridgeSettings, hostsWithRole, modelBridgeSettings, mutableImageRefs, routerSettings, soleHostWithRole, sshConnection, usesModelBridge, workerSettings,
+  type LoadedConfig, apiBase, bridgeSettings, hostDaemonProxies, hostProxyEnv, hostsWithRole, modelBridgeSettings, mutableImageRefs, routerSettings, soleHostWithRole, sshConnection, usesModelBridge, workerSettings,
 } from "./config";
 import { publicConfig, renderJobConfig, runSettings } from "./run-config";
 
@@ -62,7 +62,8 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
     access[host.name] = new HostAccess(host.name, { connection, owner, after: rights });
     daemons[host.name] = new DockerDaemonConfig(
       `${host.name}-docker`,
-      { connection, settings: config.docker, hostName: host.name, restartGuard },
+      // dockerd pulls through the host's proxy (hosts[].proxy), when it has one.
+      { connection, settings: config.docker, hostName: host.name, restartGuard, proxies: hostDaemonProxies(loaded, host.name) },
       { dependsOn: [access[host.name]] },
     );
   }
@@ -82,7 +83,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
       : undefined;
 
   const toolBundle = config.toolBundle.enabled
-    ? new ToolBundle("tool-bundle", { connection: runnerConnection, settings: config.toolBundle }, { dependsOn: [daemons[runner.name]] })
+    ? new ToolBundle("tool-bundle", { connection: runnerConnection, settings: config.toolBundle, proxyEnv: hostProxyEnv(loaded, runner.name) }, { dependsOn: [daemons[runner.name]] })
     : undefined;
 
   // Workers start after their host's daemon.json is settled (a docker restart would kill them) and after
@@ -98,6 +99,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
           loginUser: access[host.name].loginUser,
           settings: workerSettings(config, host.name),
           apiKey: apiKey.result,
+          proxyEnv: hostProxyEnv(loaded, host.name),
           restartGuard,
         },
         { dependsOn: [daemons[host.name], ...(bridge ? [bridge] : [])] },
@@ -117,6 +119,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
           settings: routerSettings(config),
           workers: workers.map((w) => ({ url: w.url, dpSize: w.dpSize })),
           apiKey: apiKey.result,
+          proxyEnv: hostProxyEnv(loaded, routerHost.name),
           restartGuard,
         },
         { dependsOn: [daemons[routerHost.name]] },
@@ -136,7 +139,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
   const harborRunner = config.run.enabled || config.harbor.enabled
     ? new HarborRunner(
         "harbor",
-        { connection: runnerConnection, settings: config.harbor, projectDir: pulumi.runtime.getRootDirectory() || process.cwd() },
+        { connection: runnerConnection, settings: config.harbor, projectDir: pulumi.runtime.getRootDirectory() || process.cwd(), proxyEnv: hostProxyEnv(loaded, runner.name) },
         { dependsOn: [daemons[runner.name]] },
       )
     : undefined;
@@ -144,7 +147,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
   const taskImages = harborRunner && config.run.environment === "docker"
     ? new TaskImages(
         "task-images",
-        { connection: runnerConnection, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: harborRunner.images },
+        { connection: runnerConnection, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: harborRunner.images, proxyEnv: hostProxyEnv(loaded, runner.name) },
         { dependsOn: [daemons[runner.name]] },
       )
     : undefined;

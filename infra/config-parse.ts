@@ -20,6 +20,7 @@ import {
   IN_CONTAINER_AGENTS, HOST_SIDE_AGENTS, MODEL_FREE_AGENTS, ROUTER_MANAGED_FLAGS, SGLANG_MANAGED_FLAGS, SGLANG_ONLY_SETTINGS,
   VLLM_MANAGED_FLAGS, agentPlacement, hostsWithRole, settingValue, workerSettings,
 } from "./config-derive";
+import { proxyCredentials, proxyUrlProblem, redactProxyUrl } from "../components/host-proxy";
 
 export const NAMESPACE = "reprobench";
 
@@ -266,6 +267,14 @@ export function plaintextSecretProblems(raw: Record<string, unknown>, isEncrypte
   if (!isEncrypted("proxyUpstream") && typeof upstream === "string" && upstream !== SECRET_PLACEHOLDER && /:\/\/[^/@\s]+@/.test(upstream)) {
     out.push({ key: configKey(["proxyUpstream"]), message: "stored in plaintext with credentials (not shown); expected an encrypted value: pulumi config set --secret reprobench:proxyUpstream URL" });
   }
+  const urls = raw.proxyUrls;
+  if (!isEncrypted("proxyUrls") && urls !== null && typeof urls === "object" && !Array.isArray(urls)) {
+    for (const [name, value] of Object.entries(urls)) {
+      if (typeof value === "string" && value !== SECRET_PLACEHOLDER && proxyCredentials(value) !== "") {
+        out.push({ key: configKey(["proxyUrls", name]), message: `stored in plaintext with credentials (not shown); expected an encrypted value: pulumi config set --secret --path 'reprobench:proxyUrls.${name}' URL` });
+      }
+    }
+  }
   const token = raw.hfToken;
   if (!isEncrypted("hfToken") && typeof token === "string" && token !== SECRET_PLACEHOLDER && token !== "") {
     out.push({ key: configKey(["hfToken"]), message: "stored in plaintext (not shown); expected an encrypted value: pulumi config set --secret reprobench:hfToken TOKEN" });
@@ -295,6 +304,7 @@ export function crossFieldProblems(config: ReprobenchConfig): ConfigProblem[] {
     ...runProblems(config),
     ...engineProblems(config),
     ...profileProblems(config),
+    ...hostProxyProblems(config),
   ];
 }
 
@@ -421,6 +431,11 @@ export function missingSecretProblems(config: ReprobenchConfig): ConfigProblem[]
   if (config.proxy.enabled && config.proxyUpstream === undefined) {
     out.push(problem(["proxyUpstream"], "missing; expected the upstream proxy URL because proxy.enabled is true: pulumi config set --secret reprobench:proxyUpstream 'http://HOST:PORT' (or set proxy.enabled: false)"));
   }
+  config.hosts.forEach((host, i) => {
+    if (host.proxy === undefined || host.proxy.url !== undefined || host.proxy.urlFile !== undefined) return;
+    if (config.proxyUrls[host.name] !== undefined || config.proxyUrls.default !== undefined) return;
+    out.push(problem(["proxyUrls", host.name], `missing; host ${host.name} has hosts[${i}].proxy but no proxy URL: pulumi config set --secret --path 'reprobench:proxyUrls.${host.name}' 'http://USER:PASSWORD@HOST:PORT' (or proxyUrls.default, hosts[${i}].proxy.urlFile, or hosts[${i}].proxy.url for a URL without credentials)`));
+  });
   if (config.run.enabled && config.run.environment === "hf-sandbox" && config.hfToken === undefined) {
     out.push(problem(["hfToken"], "missing; expected a Hugging Face token because run.environment is hf-sandbox (each task runs as an HF Jobs sandbox): pulumi config set --secret reprobench:hfToken TOKEN"));
   }
@@ -662,6 +677,51 @@ function profileProblems(config: ReprobenchConfig): ConfigProblem[] {
     if (run.hfSandbox.jobTimeout === null || durationSeconds(run.hfSandbox.jobTimeout) <= 600) {
       out.push(problem(["run", "hfSandbox", "jobTimeout"], `got ${JSON.stringify(run.hfSandbox.jobTimeout)}; expected more than the sandbox's 600 s idle default, e.g. "2h": ${run.agent} runs its whole loop as one exec, and an idle sandbox is shut down mid-task (seed 002 Run 3)`));
     }
+  }
+  return out;
+}
+
+/**
+ * hosts[].proxy and the secret proxyUrls: one source of URL per host, every URL a proxy URL (http(s), host,
+ * port), credentials only in a secret (proxyUrls or a urlFile). Secret values are never quoted; a
+ * credential-free url is.
+ */
+function hostProxyProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const names = config.hosts.map((h) => h.name);
+  config.hosts.forEach((host, i) => {
+    const proxy = host.proxy;
+    if (proxy === undefined) return;
+    if (proxy.url !== undefined && proxy.urlFile !== undefined) {
+      out.push(problem(["hosts", i, "proxy", "urlFile"], `got both proxy.url and proxy.urlFile for host ${host.name}; expected one of them`));
+    }
+    if (proxy.url !== undefined) {
+      const bad = proxyUrlProblem(proxy.url, false);
+      if (bad !== null && proxyCredentials(proxy.url) !== "") {
+        out.push(problem(["hosts", i, "proxy", "url"], `got a URL with credentials for host ${host.name} (not shown: ${redactProxyUrl(proxy.url)}); expected credentials only in a secret: pulumi config set --secret --path 'reprobench:proxyUrls.${host.name}' URL (and drop hosts[${i}].proxy.url), or hosts[${i}].proxy.urlFile`));
+      } else if (bad !== null) {
+        out.push(problem(["hosts", i, "proxy", "url"], `got ${JSON.stringify(proxy.url)} for host ${host.name}: ${bad}`));
+      }
+    }
+    const own = config.proxyUrls[host.name];
+    if (own !== undefined && (proxy.url !== undefined || proxy.urlFile !== undefined)) {
+      out.push(problem(["proxyUrls", host.name], `set, but host ${host.name} takes its proxy URL from hosts[${i}].proxy.${proxy.url !== undefined ? "url" : "urlFile"}; expected one source per host`));
+    }
+  });
+  for (const [name, value] of Object.entries(config.proxyUrls)) {
+    if (name !== "default") {
+      const index = names.indexOf(name);
+      if (index === -1) {
+        out.push(problem(["proxyUrls", name], `names no host; expected a host name (${names.join(", ")}) or "default"`));
+        continue;
+      }
+      if (config.hosts[index].proxy === undefined) {
+        out.push(problem(["proxyUrls", name], `set, but host ${name} has no hosts[${index}].proxy; expected proxy: { noProxy: [...] } on that host (or remove proxyUrls.${name})`));
+      }
+    }
+    if (value === SECRET_PLACEHOLDER) continue;
+    const bad = proxyUrlProblem(value, true);
+    if (bad !== null) out.push(problem(["proxyUrls", name], `got a value that is not a proxy URL (not shown): ${bad}`));
   }
   return out;
 }

@@ -4,6 +4,7 @@
 // agent timeout 6×, agent setup timeout 5×). Cross-field rules live in config-parse.ts.
 import { z } from "zod";
 import { parseCidr, parseIpv4 } from "../components/cidr";
+import { NO_PROXY_ENTRY } from "../components/host-proxy";
 
 export { cidrContains, parseCidr, parseIpv4 } from "../components/cidr";
 export { isGitUrl } from "../components/run-config";
@@ -15,7 +16,7 @@ export type HostRole = (typeof HOST_ROLES)[number];
 export const SECRET_PLACEHOLDER = "[secret]";
 
 /** Top-level keys whose values are secrets: never printed, wrapped in pulumi.secret at run time. */
-export const SECRET_KEYS = ["sshPrivateKeys", "proxyUpstream", "hfToken"] as const;
+export const SECRET_KEYS = ["sshPrivateKeys", "proxyUpstream", "hfToken", "proxyUrls"] as const;
 
 /** Model server engines: SGLang (seed 000/003) or vLLM (seed 002 Run 2). */
 export const ENGINES = ["sglang", "vllm"] as const;
@@ -169,6 +170,24 @@ export const hostSchema = z
       .refine((r) => new Set(r).size === r.length, { message: "expected each role at most once" }),
     /** GPUs on the host (0 on simulated hosts). */
     gpus: nonNegativeInt,
+    /**
+     * The HTTP proxy this host reaches the outside through (registries, package index, git): dockerd's
+     * daemon.json "proxies", and HTTP(S)_PROXY/NO_PROXY for skopeo, uv/pip, git and curl in the host
+     * scripts. The URL is, in this order: urlFile, url, the secret proxyUrls.<host name>, proxyUrls.default.
+     */
+    proxy: z
+      .object({
+        /** A proxy URL without credentials, e.g. http://127.0.0.1:27890 (credentials go in proxyUrls or urlFile). */
+        url: z.string().optional(),
+        /** File (relative to the project directory) holding the URL, read at run time and treated as a secret. */
+        urlFile: localPath.optional(),
+        /** Destinations reached directly (NO_PROXY): hosts, .domains, IPs, CIDRs. */
+        noProxy: z
+          .array(z.string().regex(NO_PROXY_ENTRY, { message: "expected a NO_PROXY entry: a host, .domain, IP or CIDR (optionally :port), or *" }))
+          .default(["127.0.0.1", "localhost"]),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -471,6 +490,14 @@ export const harborSchema = z
      * null = the seed's online install (uv venv + the wheel from PyPI).
      */
     pipFindLinks: hostPath.nullable().default(null),
+    /**
+     * PEP 503 simple index of the online install (pipFindLinks null): Harbor's wheel (its sha256 checked
+     * against wheelSha256 on the index and again after download), its dependencies, and uv when the host
+     * has none. Reached through the runner's hosts[].proxy when it has one.
+     */
+    indexUrl: z.string().url({ message: "expected an index URL such as https://pypi.org/simple/" }).default("https://pypi.org/simple/"),
+    /** uv installed from indexUrl into workDir when the runner has no uv of its own (online install only). */
+    uvVersion: z.string().regex(/^\d+\.\d+\.\d+$/, { message: "expected a version such as 0.13.9" }).default("0.13.9"),
     /** Task images pulled at once (xargs -P); the seed pulled one at a time. */
     imagePullConcurrency: positiveInt.default(4),
     /** Attempts per task image, with exponential backoff between them (seed: 5). */
@@ -639,6 +666,11 @@ export const configSchema = z
     proxyUpstream: z.string().optional(),
     /** SECRET. Hugging Face token for run.environment hf-sandbox (Harbor reads HF_TOKEN). */
     hfToken: z.string().optional(),
+    /**
+     * SECRET. Host name (or "default") → the URL of that host's proxy (hosts[].proxy), which may carry
+     * credentials: pulumi config set --secret --path 'reprobench:proxyUrls.<host>' URL.
+     */
+    proxyUrls: z.record(z.string(), z.string()).default({}),
     toolBundle: toolBundleSchema.default({}),
     harbor: harborSchema.default({}),
     run: runSchema.default({}),

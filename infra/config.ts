@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import { type DaemonProxies, daemonProxies, proxyEnvironment, proxyUrlProblem } from "../components/host-proxy";
 import type { HostConnectionInput } from "../components/ssh";
 import { type ReprobenchConfig, type RunStackConfig, SECRET_KEYS, SECRET_PLACEHOLDER, checkPublicKeyLine } from "./config-schema";
 import {
@@ -47,6 +48,8 @@ export interface LocalFiles {
   hostKeys: Record<string, string>;
   /** Host name → private key PEM read from ssh.privateKeyFile (only hosts that set it). */
   privateKeyFiles: Record<string, string>;
+  /** Host name → proxy URL read from proxy.urlFile (only hosts that set it; a secret). */
+  proxyUrlFiles: Record<string, string>;
   problems: ConfigProblem[];
 }
 
@@ -62,7 +65,7 @@ export function readLocalFiles(
   projectDir: string,
   read: (path: string) => string = (p) => readFileSync(p, "utf8"),
 ): LocalFiles {
-  const result: LocalFiles = { hostKeys: {}, privateKeyFiles: {}, problems: [] };
+  const result: LocalFiles = { hostKeys: {}, privateKeyFiles: {}, proxyUrlFiles: {}, problems: [] };
   const tryRead = (path: string, keyPath: (string | number)[]): string | undefined => {
     const full = resolveLocalPath(path, projectDir);
     try {
@@ -92,6 +95,15 @@ export function readLocalFiles(
         else result.privateKeyFiles[host.name] = text;
       }
     }
+    if (host.proxy?.urlFile !== undefined) {
+      const text = tryRead(host.proxy.urlFile, ["hosts", i, "proxy", "urlFile"]);
+      if (text !== undefined) {
+        const url = text.trim();
+        const bad = url === "" ? "the file is empty" : url.includes("\n") ? "more than one line" : proxyUrlProblem(url, true);
+        if (bad !== null) result.problems.push({ key: configKey(["hosts", i, "proxy", "urlFile"]), message: `got ${JSON.stringify(host.proxy.urlFile)}, which does not hold a proxy URL for host ${host.name} (contents not shown: ${bad}); expected one line http://[USER:PASSWORD@]HOST:PORT` });
+        else result.proxyUrlFiles[host.name] = url;
+      }
+    }
   });
   return result;
 }
@@ -99,6 +111,16 @@ export function readLocalFiles(
 /** The SSH private key for a host: sshPrivateKeys.<host>, else ssh.privateKeyFile, else sshPrivateKeys.default. */
 export function privateKeyFor(config: ReprobenchConfig, files: LocalFiles, hostName: string): string | undefined {
   return config.sshPrivateKeys[hostName] ?? files.privateKeyFiles[hostName] ?? config.sshPrivateKeys.default;
+}
+
+/**
+ * A host's proxy URL: proxy.urlFile's contents, proxy.url, proxyUrls.<host>, proxyUrls.default; undefined
+ * for a host without hosts[].proxy (or, in a preview without secrets, without a URL).
+ */
+export function proxyUrlFor(config: ReprobenchConfig, files: Pick<LocalFiles, "proxyUrlFiles">, hostName: string): string | undefined {
+  const host = config.hosts.find((h) => h.name === hostName);
+  if (host?.proxy === undefined) return undefined;
+  return files.proxyUrlFiles[hostName] ?? host.proxy.url ?? config.proxyUrls[hostName] ?? config.proxyUrls.default;
 }
 
 export interface LoadedConfig {
@@ -112,7 +134,30 @@ export interface LoadedConfig {
     proxyUpstream: pulumi.Output<string> | undefined;
     /** The Hugging Face token (hf-sandbox runs), marked secret; undefined when not configured. */
     hfToken: pulumi.Output<string> | undefined;
+    /** Host name → its proxy URL (hosts[].proxy), marked secret; only hosts with a proxy. */
+    proxyUrl?: Record<string, pulumi.Output<string>>;
   };
+}
+
+/**
+ * The standard proxy variables (HTTP(S)_PROXY, NO_PROXY, lower-case too) for a host's outbound scripts, as
+ * a secret; undefined for a host without a proxy. Merged into a CheckedCommand's `environment`.
+ */
+export function hostProxyEnv(loaded: LoadedConfig, hostName: string): pulumi.Output<Record<string, string>> | undefined {
+  const host = loaded.config.hosts.find((h) => h.name === hostName);
+  const url = loaded.secrets.proxyUrl?.[hostName];
+  if (host?.proxy === undefined || url === undefined) return undefined;
+  const noProxy = host.proxy.noProxy;
+  return pulumi.secret(url.apply((u): Record<string, string> => proxyEnvironment(u, noProxy)));
+}
+
+/** daemon.json "proxies" for a host's dockerd, as a secret; undefined for a host without a proxy. */
+export function hostDaemonProxies(loaded: LoadedConfig, hostName: string): pulumi.Output<DaemonProxies> | undefined {
+  const host = loaded.config.hosts.find((h) => h.name === hostName);
+  const url = loaded.secrets.proxyUrl?.[hostName];
+  if (host?.proxy === undefined || url === undefined) return undefined;
+  const noProxy = host.proxy.noProxy;
+  return pulumi.secret(url.apply((u) => daemonProxies(u, noProxy)));
 }
 
 /** How the program reaches a host: the one SSH transport every component uses (components/ssh.ts). */
@@ -173,14 +218,20 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   for (const host of config.hosts) sshPrivateKey[host.name] = pulumi.secret(privateKeyFor(config, files, host.name) ?? "");
   const proxyUpstream = config.proxyUpstream === undefined ? undefined : pulumi.secret(config.proxyUpstream);
   const hfToken = config.hfToken === undefined ? undefined : pulumi.secret(config.hfToken);
+  const proxyUrl: Record<string, pulumi.Output<string>> = {};
+  for (const host of config.hosts) {
+    const url = proxyUrlFor(config, files, host.name);
+    if (url !== undefined && url !== SECRET_PLACEHOLDER) proxyUrl[host.name] = pulumi.secret(url);
+  }
   // Keep the plain copies out of the config object handed to components.
   const publicConfig: ReprobenchConfig = {
     ...config,
     sshPrivateKeys: Object.fromEntries(Object.keys(config.sshPrivateKeys).map((k) => [k, SECRET_PLACEHOLDER])),
     proxyUpstream: proxyUpstream === undefined ? undefined : SECRET_PLACEHOLDER,
     hfToken: hfToken === undefined ? undefined : SECRET_PLACEHOLDER,
+    proxyUrls: Object.fromEntries(Object.keys(config.proxyUrls).map((k) => [k, SECRET_PLACEHOLDER])),
   };
-  return { config: publicConfig, hostKeys: files.hostKeys, secrets: { sshPrivateKey, proxyUpstream, hfToken } };
+  return { config: publicConfig, hostKeys: files.hostKeys, secrets: { sshPrivateKey, proxyUpstream, hfToken, proxyUrl } };
 }
 
 /**

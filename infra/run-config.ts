@@ -165,8 +165,14 @@ export function renderComposeOverride(config: ReprobenchConfig): string {
 
 /** Removes secret-bearing keys from the config (the loaded config already has placeholders; drop them entirely). */
 export function publicConfig(config: ReprobenchConfig): Record<string, unknown> {
-  const { sshPrivateKeys: _keys, proxyUpstream, hfToken, ...rest } = config;
-  return { ...rest, proxyUpstream: proxyUpstream === undefined ? null : SECRET_PLACEHOLDER, hfToken: hfToken === undefined ? null : SECRET_PLACEHOLDER };
+  const { sshPrivateKeys: _keys, proxyUpstream, hfToken, proxyUrls, ...rest } = config;
+  return {
+    ...rest,
+    proxyUpstream: proxyUpstream === undefined ? null : SECRET_PLACEHOLDER,
+    hfToken: hfToken === undefined ? null : SECRET_PLACEHOLDER,
+    // Only when set: a cluster without proxies records the clusterConfig it did before they existed.
+    ...(Object.keys(proxyUrls).length > 0 ? { proxyUrls: Object.fromEntries(Object.keys(proxyUrls).map((k) => [k, SECRET_PLACEHOLDER])) } : {}),
+  };
 }
 
 

@@ -20,12 +20,13 @@ if [ -n "$running" ] && [ "$FORCE_RESTART" != 1 ]; then
   exit 1
 fi
 if [ -f "$STATE_DIR/original.json" ]; then
-  install -m 0644 "$STATE_DIR/original.json" "$DAEMON_JSON"
+  # The original's own mode (0600 when it held credentials).
+  install -m "$(stat -c %a "$STATE_DIR/original.json")" "$STATE_DIR/original.json" "$DAEMON_JSON"
 else
   rm -f "$DAEMON_JSON"
 fi
 systemctl restart docker
 for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
 docker info >/dev/null
-rm -f "$STATE_DIR/original.json" "$STATE_DIR/original.absent"
+rm -f "$STATE_DIR/original.json" "$STATE_DIR/original.absent" "$STATE_DIR/proxies.managed"
 echo "docker-daemon: restored the original daemon.json and restarted docker"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Merge default-address-pools into /etc/docker/daemon.json (other keys kept), as seed 000 does by hand:
-# refuse overlapping pools, validate, back up, install, restart docker only when the content changed
-# and no container runs (unless forced), then prove the pool by allocating test networks.
+# Merge default-address-pools (and the host's proxies) into /etc/docker/daemon.json (other keys kept), as
+# seed 000 does by hand: refuse overlapping pools, validate, back up, install, restart docker only when the
+# content changed and no container runs (unless forced), then prove the pool by allocating test networks.
+# daemon.json "proxies" (Docker ≥ 23) is what dockerd pulls images through; a file holding them is written
+# mode 0600 (the URL may carry credentials). They come from the secret environment, never the script text,
+# and are never printed.
 # Inputs (env):
 #   POOLS_JSON        JSON array [{"base": "172.18.0.0/15", "size": 24}, …]
 #   FORCE_RESTART     1 to restart docker even while containers run
@@ -9,6 +12,8 @@
 #   VERIFY_NETWORKS   number of test networks to create and check (0 skips)
 #   STATE_DIR         where backups and the pre-reprobench original are kept
 #   DAEMON_JSON       the file to manage (default /etc/docker/daemon.json)
+#   PROXIES_JSON      optional, secret: {"http-proxy": …, "https-proxy": …, "no-proxy": …}. Unset or empty:
+#                     proxies reprobench set earlier are removed; proxies set by someone else are left alone.
 set -euo pipefail
 
 : "${POOLS_JSON:?}" "${STATE_DIR:?}"
@@ -16,6 +21,8 @@ FORCE_RESTART=${FORCE_RESTART:-0}
 RESTART_POLICY=${RESTART_POLICY:-when-idle}
 VERIFY_NETWORKS=${VERIFY_NETWORKS:-4}
 DAEMON_JSON=${DAEMON_JSON:-/etc/docker/daemon.json}
+PROXIES_JSON=${PROXIES_JSON:-}
+export PROXIES_JSON
 
 die() { echo "docker-daemon: $*" >&2; exit 1; }
 for tool in jq python3 docker systemctl ip; do
@@ -37,7 +44,35 @@ if [ ! -e "$STATE_DIR/original.json" ] && [ ! -e "$STATE_DIR/original.absent" ];
   if [ -f "$DAEMON_JSON" ]; then cp -a "$DAEMON_JSON" "$STATE_DIR/original.json"; else : >"$STATE_DIR/original.absent"; fi
 fi
 
-jq --argjson pools "$POOLS_JSON" '."default-address-pools" = $pools' "$work/current.json" >"$work/merged.json"
+# The proxies travel in the environment ($ENV), never on a command line (ps shows those).
+if [ -n "$PROXIES_JSON" ]; then
+  jq -e '$ENV.PROXIES_JSON | fromjson | type == "object"' -n >/dev/null 2>&1 || die "PROXIES_JSON is not a JSON object (value not shown)"
+  # shellcheck disable=SC2016 # $ENV is jq's
+  proxies_filter='.proxies = ($ENV.PROXIES_JSON | fromjson)'
+elif [ -e "$STATE_DIR/proxies.managed" ]; then
+  proxies_filter='del(.proxies)' # ours, and no longer configured
+else
+  proxies_filter='.' # none configured: whatever the host has stays
+fi
+jq --argjson pools "$POOLS_JSON" "(.\"default-address-pools\" = \$pools) | $proxies_filter" "$work/current.json" >"$work/merged.json"
+# sha256 of the canonical proxies (what docker-daemon-check.sh reports), "none" without.
+proxies_digest() { jq -cS '.proxies // empty' "$1" | sha256sum | cut -d' ' -f1 | sed 's/^e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855$/none/'; }
+wanted_proxies=$(proxies_digest "$work/merged.json")
+# A daemon.json with proxies may hold credentials: root only.
+file_mode=0644
+[ "$wanted_proxies" = none ] || file_mode=0600
+chmod "$file_mode" "$work/merged.json"
+install_merged() {
+  mkdir -p "$(dirname "$DAEMON_JSON")"
+  install -m "$file_mode" "$work/merged.json" "$DAEMON_JSON"
+  if [ -n "$PROXIES_JSON" ]; then : >"$STATE_DIR/proxies.managed"; else rm -f "$STATE_DIR/proxies.managed"; fi
+}
+# A backup keeps the mode of the file it copies; one that holds proxies is root's only.
+backup_current() {
+  [ -f "$DAEMON_JSON" ] || return 0
+  cp -a "$DAEMON_JSON" "$STATE_DIR/daemon.json.backup-$stamp"
+  [ "$(proxies_digest "$DAEMON_JSON")" = none ] || chmod 0600 "$STATE_DIR/daemon.json.backup-$stamp"
+}
 
 current_pools=$(jq -cS '."default-address-pools" // []' "$work/current.json")
 wanted_pools=$(jq -cS '.' <<<"$POOLS_JSON")
@@ -89,10 +124,11 @@ fi
 docker_started() { systemctl show docker --property ActiveEnterTimestampMonotonic --value 2>/dev/null || true; }
 # Records that the running dockerd started with these pools: a later repair of the file alone (pools
 # removed by hand, docker not restarted since) then needs no restart.
-record_applied() { jq -nc --argjson pools "$wanted_pools" --arg started "$(docker_started)" '{pools: $pools, dockerStarted: $started}' >"$STATE_DIR/applied.json"; }
+record_applied() { jq -nc --argjson pools "$wanted_pools" --arg proxies "$wanted_proxies" --arg started "$(docker_started)" '{pools: $pools, proxies: $proxies, dockerStarted: $started}' >"$STATE_DIR/applied.json"; }
 running_with_wanted_pools() {
   [ -f "$STATE_DIR/applied.json" ] &&
     [ "$(jq -cS .pools "$STATE_DIR/applied.json")" = "$wanted_pools" ] &&
+    [ "$(jq -r '.proxies // "none"' "$STATE_DIR/applied.json")" = "$wanted_proxies" ] &&
     [ -n "$(docker_started)" ] && [ "$(jq -r .dockerStarted "$STATE_DIR/applied.json")" = "$(docker_started)" ]
 }
 
@@ -100,9 +136,9 @@ if [ "$changed" = 1 ] && running_with_wanted_pools; then
   # The file drifted but dockerd has run with the wanted pools since reprobench applied them: put the
   # file back, no restart (a restart would stop every container for nothing).
   stamp=$(date -u +%Y%m%dT%H%M%SZ)
-  if [ -f "$DAEMON_JSON" ]; then cp -a "$DAEMON_JSON" "$STATE_DIR/daemon.json.backup-$stamp"; fi
-  install -m 0644 "$work/merged.json" "$DAEMON_JSON"
-  echo "docker-daemon: restored the address pools in daemon.json (backup daemon.json.backup-$stamp); docker already runs with them, no restart"
+  backup_current
+  install_merged
+  echo "docker-daemon: restored the address pools and proxies in daemon.json (backup daemon.json.backup-$stamp); docker already runs with them, no restart"
 elif [ "$changed" = 1 ]; then
   if dockerd --help 2>&1 | grep -q -- '--validate'; then
     dockerd --validate --config-file "$work/merged.json" >/dev/null 2>"$work/validate.err" ||
@@ -116,16 +152,18 @@ elif [ "$changed" = 1 ]; then
     die "refusing to restart docker while containers run ($running); stop them or set docker.forceRestart"
   fi
   stamp=$(date -u +%Y%m%dT%H%M%SZ)
-  if [ -f "$DAEMON_JSON" ]; then cp -a "$DAEMON_JSON" "$STATE_DIR/daemon.json.backup-$stamp"; fi
-  mkdir -p "$(dirname "$DAEMON_JSON")"
-  install -m 0644 "$work/merged.json" "$DAEMON_JSON"
+  backup_current
+  install_merged
   if [ "$RESTART_POLICY" = never ]; then
-    echo "docker-daemon: wrote daemon.json (backup daemon.json.backup-$stamp); restartPolicy=never, so the pools apply at the next docker restart"
+    echo "docker-daemon: wrote daemon.json (backup daemon.json.backup-$stamp); restartPolicy=never, so the pools and proxies apply at the next docker restart"
     exit 0
   fi
   systemctl restart docker
   for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
   docker info >/dev/null || die "docker did not come back after the restart"
+  if [ -n "$PROXIES_JSON" ] && [ -z "$(docker info --format '{{.HTTPProxy}}{{.HTTPSProxy}}' 2>/dev/null)" ]; then
+    die "dockerd came back without the proxies of daemon.json (docker info shows no HTTP/HTTPS proxy); is it older than Docker 23?"
+  fi
   record_applied
   echo "docker-daemon: installed new daemon.json (backup daemon.json.backup-$stamp), docker restarted"
 else
@@ -136,6 +174,9 @@ else
     file_age_us=$(( ($(date +%s) - $(stat -c %Y "$DAEMON_JSON")) * 1000000 ))
     if [ $((uptime_us - file_age_us)) -le "$started_us" ]; then record_applied; fi
   fi
+  # The file's mode follows whether it holds proxies (a file written before, or by hand, may be 0644).
+  [ ! -f "$DAEMON_JSON" ] || [ "$(stat -c %a "$DAEMON_JSON")" = "${file_mode#0}" ] || chmod "$file_mode" "$DAEMON_JSON"
+  [ -n "$PROXIES_JSON" ] || rm -f "$STATE_DIR/proxies.managed"
   echo "docker-daemon: daemon.json already up to date"
 fi
 

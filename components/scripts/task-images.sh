@@ -3,6 +3,7 @@
 # time: images already present are skipped; the rest are copied with skopeo (linux/amd64) straight into
 # the daemon, retried ATTEMPTS times with exponential backoff, and must report Architecture amd64.
 # Registries in the daemon's "insecure-registries" (or INSECURE_REGISTRIES) are read over plain HTTP.
+# skopeo goes through HTTP(S)_PROXY / NO_PROXY when the CheckedCommand's (secret) environment sets them.
 # Each tag is resolved to its registry digest first and that digest is what is copied (and recorded under
 # DIGESTS_DIR), so the run manifest names exactly the build that ran. Ends with the manual's "N/N images
 # ready" and fails naming every missing image. Last stdout line:
@@ -65,27 +66,29 @@ pull_one() {
     printf 'task-images: cached %s\n' "$image" >&2
   else
     registry=${image%%/*}
-    if [ "$registry" != "$image" ] && case "$registry" in *.* | *:* | localhost) true ;; *) false ;; esac &&
-      case "$insecure" in *",$registry,"*) true ;; *) false ;; esac; then
+    # A first component without '.' or ':' is a Docker Hub namespace, not a registry.
+    [ "$registry" != "$image" ] && case "$registry" in *.* | *:* | localhost) true ;; *) false ;; esac || registry=docker.io
+    if case "$insecure" in *",$registry,"*) true ;; *) false ;; esac; then
       tls=(--src-tls-verify=false)
       inspect_tls=(--tls-verify=false)
     fi
     delay=$BACKOFF_SECONDS
     for ((attempt = 1; ; attempt++)); do
       # The tag's digest for linux/amd64 now, then exactly that build.
-      if digest=$(skopeo inspect --override-os linux --override-arch amd64 "${inspect_tls[@]}" --format '{{.Digest}}' "docker://$image" 2>"/tmp/task-images.$$.err") &&
-        skopeo copy --quiet --override-os linux --override-arch amd64 "${tls[@]}" "docker://$(repo_of "$image")@$digest" "docker-daemon:$image" >/dev/null 2>"/tmp/task-images.$$.err"; then
+      # skopeo retries a failed request itself too (--retry-times: a proxy resetting one connection of many).
+      if digest=$(skopeo inspect --override-os linux --override-arch amd64 "${inspect_tls[@]}" --retry-times 3 --format '{{.Digest}}' "docker://$image" 2>"/tmp/task-images.$$.err") &&
+        skopeo copy --quiet --override-os linux --override-arch amd64 "${tls[@]}" --retry-times 3 "docker://$(repo_of "$image")@$digest" "docker-daemon:$image" >/dev/null 2>"/tmp/task-images.$$.err"; then
         printf '%s\n' "$digest" >"$(digest_file "$image")"
         printf 'task-images: pulled %s at %s (attempt %d)\n' "$image" "$digest" "$attempt" >&2
         break
       fi
       if [ "$attempt" -ge "$ATTEMPTS" ]; then
-        printf 'task-images: FAILED %s after %d attempts: %s\n' "$image" "$attempt" "$(tail -n 1 "/tmp/task-images.$$.err")" >&2
+        printf 'task-images: FAILED %s after %d attempts (registry %s, through the host proxy when one is set): %s\n' "$image" "$attempt" "$registry" "$(tail -n 1 "/tmp/task-images.$$.err")" >&2
         rm -f "/tmp/task-images.$$.err"
         report_done
         return 0 # reported by the final count, which names every missing image
       fi
-      printf 'task-images: retry %s in %ds (attempt %d/%d failed: %s)\n' "$image" "$delay" "$attempt" "$ATTEMPTS" "$(tail -n 1 "/tmp/task-images.$$.err")" >&2
+      printf 'task-images: progress: retrying skopeo copy %s (attempt %d/%d in %ds): %s\n' "$image" "$((attempt + 1))" "$ATTEMPTS" "$delay" "$(tail -n 1 "/tmp/task-images.$$.err")" >&2
       sleep "$delay"
       delay=$((delay * 2))
     done

@@ -20,16 +20,20 @@ export function toolchainEnv(): Record<string, string> {
   return env;
 }
 
-/** Rewrites a parsed stack file's hosts to reach the hosts of a sim instance (ports, IPs, key files). */
+/**
+ * Rewrites a parsed stack file's hosts to reach the hosts of a sim instance (ports, IPs, key files, and a
+ * proxy.urlFile of the default instance's `.sim/proxy-url` to the instance's own `<stateDir>/proxy-url`).
+ */
 export function pointAtSimInstance(
   doc: { config: Record<string, unknown> },
-  plan: { privateKeyFile: string; hosts: { name: string; ip: string; sshHost: string; sshPort: number; hostKeyFile: string }[] },
+  plan: { privateKeyFile: string; stateDir?: string; hosts: { name: string; ip: string; sshHost: string; sshPort: number; hostKeyFile: string }[] },
 ): void {
-  const hosts = doc.config["reprobench:hosts"] as { name: string; ssh: Record<string, unknown> }[];
+  const hosts = doc.config["reprobench:hosts"] as { name: string; ssh: Record<string, unknown>; proxy?: Record<string, unknown> }[];
   doc.config["reprobench:hosts"] = hosts.map((h) => {
     const p = plan.hosts.find((x) => x.name === h.name);
     if (!p) throw new Error(`sim instance has no host ${h.name}`);
-    return { ...h, privateIp: p.ip, ssh: { ...h.ssh, host: p.sshHost, port: p.sshPort, hostKeyFile: p.hostKeyFile, privateKeyFile: plan.privateKeyFile } };
+    const proxy = h.proxy?.urlFile === ".sim/proxy-url" && plan.stateDir !== undefined ? { proxy: { ...h.proxy, urlFile: `${plan.stateDir}/proxy-url` } } : {};
+    return { ...h, ...proxy, privateIp: p.ip, ssh: { ...h.ssh, host: p.sshHost, port: p.sshPort, hostKeyFile: p.hostKeyFile, privateKeyFile: plan.privateKeyFile } };
   });
 }
 

@@ -19,6 +19,8 @@ describe("HarborRunner inputs", () => {
       VENV: "/var/lib/reprobench/.venv-harbor-0.21.0",
       PYTHON_VERSION: "3.13",
       FIND_LINKS: "",
+      INDEX_URL: "https://pypi.org/simple/",
+      UV_VERSION: "0.13.9",
       EXTRAS: "",
       WORK_DIR: "/var/lib/reprobench",
       JOBS_DIR: "/var/lib/reprobench/jobs",
@@ -26,6 +28,7 @@ describe("HarborRunner inputs", () => {
     });
     expect(installScriptEnv(seedConfig({ harbor: { pipFindLinks: "/var/cache/reprobench/wheels" } }).harbor).FIND_LINKS).toBe("/var/cache/reprobench/wheels");
     expect(installScriptEnv(seedConfig({ harbor: { extras: ["hf-sandbox"] } }).harbor).EXTRAS).toBe("hf-sandbox");
+    expect(installScriptEnv(seedConfig({ harbor: { indexUrl: "http://pypi.sim/simple/", uvVersion: "0.13.9" } }).harbor)).toMatchObject({ INDEX_URL: "http://pypi.sim/simple/", UV_VERSION: "0.13.9" });
   });
 
   it("clones the seed's Terminal-Bench 2.1 at the pinned commit", () => {

@@ -119,9 +119,9 @@ describe("task-images.sh", () => {
     expect(r0.stderr).toContain(`pulled registry.sim:5000/a/one:1 at ${one} (attempt 1)`);
     const calls = readFileSync(path.join(dir, "state/calls"), "utf8");
     // The tag is resolved first (over HTTP for an insecure registry), then exactly that digest is copied.
-    expect(calls).toContain("skopeo inspect --override-os linux --override-arch amd64 --tls-verify=false --format {{.Digest}} docker://registry.sim:5000/a/one:1");
-    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 --src-tls-verify=false docker://registry.sim:5000/a/one@${one} docker-daemon:registry.sim:5000/a/one:1`);
-    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 docker://alexgshaw/regex-chess@${chess} docker-daemon:alexgshaw/regex-chess:20251031`);
+    expect(calls).toContain("skopeo inspect --override-os linux --override-arch amd64 --tls-verify=false --retry-times 3 --format {{.Digest}} docker://registry.sim:5000/a/one:1");
+    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 --src-tls-verify=false --retry-times 3 docker://registry.sim:5000/a/one@${one} docker-daemon:registry.sim:5000/a/one:1`);
+    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 --retry-times 3 docker://alexgshaw/regex-chess@${chess} docker-daemon:alexgshaw/regex-chess:20251031`);
     // The manifest records the registry digests.
     expect(JSON.parse(r0.stdout.trim().split("\n").pop()!)).toEqual({
       ready: 2,
@@ -159,7 +159,10 @@ describe("task-images.sh", () => {
     const sleeps = readFileSync(path.join(dir, "state/calls"), "utf8").split("\n").filter((l) => l.startsWith("sleep"));
     // Two waits per failing image before its 3rd attempt: 2 s then 4 s.
     expect(sleeps.sort()).toEqual(["sleep 2", "sleep 2", "sleep 4", "sleep 4"]);
-    expect(readFileSync(path.join(dir, "state/calls"), "utf8")).toContain("--tls-verify=false --format {{.Digest}} docker://r.io/dead:1");
+    expect(readFileSync(path.join(dir, "state/calls"), "utf8")).toContain("--tls-verify=false --retry-times 3 --format {{.Digest}} docker://r.io/dead:1");
+    // Each retry is a progress line naming what was retried, the next attempt and the wait.
+    expect(r.stderr).toMatch(/task-images: progress: retrying skopeo copy r\.io\/flaky:1 \(attempt 2\/3 in 2s\): .*simulated failure 1 for r\.io\/flaky:1/);
+    expect(r.stderr).toContain("FAILED r.io/dead:1 after 3 attempts (registry r.io,");
   });
 });
 
