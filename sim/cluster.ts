@@ -624,14 +624,63 @@ async function ensureKeys(plan: ClusterPlan): Promise<Record<string, string>> {
   return keyLines;
 }
 
-async function ensureNetwork(plan: ClusterPlan, network: { name: string; subnet: string; gateway: string }): Promise<void> {
+async function ensureNetwork(plan: ClusterPlan, network: { name: string; subnet: string; gateway: string }, bridge: string): Promise<void> {
   const { name, subnet, gateway } = network;
   const r = await tryDocker(["network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}", name], 20_000);
   if (r.code === 0) {
     if (r.stdout.trim() !== subnet) throw new Error(`docker network ${name} exists with subnet ${r.stdout.trim()}; expected ${subnet} (run \`reprobench sim down\`)`);
     return;
   }
-  await docker(["network", "create", ...simLabels(plan), "--subnet", subnet, "--gateway", gateway, name]);
+  await docker(["network", "create", ...simLabels(plan), "--subnet", subnet, "--gateway", gateway, "-o", `com.docker.network.bridge.name=${bridge}`, name]);
+}
+
+/** Linux bridge names of an instance's networks (at most 15 characters). */
+export function bridgeNames(instance: SimInstance): { cluster: string; outside: string } {
+  return { cluster: `rbsim${instance.slot}`, outside: `rbsim${instance.slot}-out` };
+}
+
+/** The comment that tags an instance's egress rule in DOCKER-USER. */
+export function egressComment(instance: SimInstance): string {
+  return `reprobench-sim-egress:${instance.name}`;
+}
+
+/** DOCKER-USER rule: the cluster network reaches nothing but its own subnet (the proxy is on it). */
+export function egressDropRule(bridge: string, subnet: string, instance: SimInstance): string[] {
+  return ["DOCKER-USER", "-i", bridge, "!", "-d", subnet, "-m", "comment", "--comment", egressComment(instance), "-j", "DROP"];
+}
+
+/** The bridge a docker network uses (our name, or docker's br-<id> for networks made before we named them). */
+async function networkBridge(name: string): Promise<string | undefined> {
+  const r = await tryDocker(["network", "inspect", "--format", `{{.Id}} {{index .Options "com.docker.network.bridge.name"}}`, name], 20_000);
+  if (r.code !== 0) return undefined;
+  const [id, bridge] = r.stdout.trim().split(" ");
+  return bridge || `br-${id.slice(0, 12)}`;
+}
+
+/** Drops the cluster network's traffic to anything outside its subnet; warns (and goes on) without iptables. */
+async function ensureEgressDrop(plan: ClusterPlan, log: Log): Promise<void> {
+  const bridge = await networkBridge(plan.network.name);
+  if (!bridge) return;
+  const rule = egressDropRule(bridge, plan.network.subnet, plan.instance);
+  if ((await run(["iptables", "-C", ...rule], { timeoutMs: 20_000 })).code === 0) return;
+  await removeEgressDrop(plan.instance, () => undefined); // a rule for an older bridge of this instance
+  const added = await run(["iptables", "-I", ...rule], { timeoutMs: 20_000 });
+  if (added.code !== 0) {
+    log(`warning: cannot add the iptables rule that keeps ${plan.network.name} from reaching anything beyond ${plan.network.subnet} (${(added.stderr.trim() || `exit ${added.code}`).split("\n")[0]}); the hosts can still reach the machine's other networks`);
+  }
+}
+
+/** Removes an instance's DOCKER-USER egress rules (by their comment). */
+async function removeEgressDrop(instance: SimInstance, log: Log): Promise<void> {
+  const listed = await run(["iptables", "-S", "DOCKER-USER"], { timeoutMs: 20_000 });
+  if (listed.code !== 0) return;
+  for (const line of listed.stdout.split("\n")) {
+    // `iptables -S` quotes comments: -A DOCKER-USER ! -d 172.31.251.0/24 -i rbsim1 -m comment --comment "reprobench-sim-egress:itest" -j DROP
+    const args = line.trim().split(/\s+/).map((a) => a.replace(/^"(.*)"$/, "$1"));
+    if (args[0] !== "-A" || args[1] !== "DOCKER-USER" || args[args.indexOf("--comment") + 1] !== egressComment(instance)) continue;
+    const r = await run(["iptables", "-D", ...args.slice(1)], { timeoutMs: 20_000 });
+    if (r.code !== 0) log(`warning: could not remove iptables rule '${line}': ${r.stderr.trim()}`);
+  }
 }
 
 /** Networks a container is attached to (empty when it does not exist). */
@@ -1051,8 +1100,9 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
   const { built } = await buildImages(resolved, root, log);
   const images = clusterImages(resolved);
 
-  await ensureNetwork(plan, plan.network);
-  await ensureNetwork(plan, plan.outside.network);
+  await ensureNetwork(plan, plan.network, bridgeNames(instance).cluster);
+  await ensureNetwork(plan, plan.outside.network, bridgeNames(instance).outside);
+  await ensureEgressDrop(plan, log);
   await ensureRegistry(plan, images.registryImage, log);
   const { pushed } = await pushImages(resolved, log, plan.registry.pushHost);
 
@@ -1164,6 +1214,7 @@ export async function simDown(options: SimOptions & { discardResults?: boolean; 
   for (const c of before.containers) await docker(["rm", "-f", "-v", c], 120_000);
   for (const v of before.volumes) await docker(["volume", "rm", "-f", v], 120_000);
   for (const n of before.networks) await docker(["network", "rm", n], 60_000);
+  await removeEgressDrop(instance, log);
 
   // Files `sim up` made; <stateDir>/results (benchmark results) stays.
   const state = join(root, layout.stateDir);
@@ -1215,6 +1266,9 @@ export interface HostStatus {
 
 export interface StatusReport {
   registry: { name: string; state: string; repositories: number | undefined };
+  /** The egress proxy and the index/git server (absent in reports of older code). */
+  proxy?: { name: string; state: string };
+  outside?: { name: string; state: string };
   hosts: HostStatus[];
 }
 
@@ -1251,11 +1305,18 @@ export async function simStatus(options: SimOptions): Promise<StatusReport> {
     }
     hosts.push({ name: host.name, container: host.container, ip: host.ip, sshPort: host.sshPort, container_state: state, systemd, ssh, docker: dockerVersion });
   }
-  return { registry: { name: `${plan.registry.hostname} (${plan.registry.ip})`, state: registryState, repositories }, hosts };
+  return {
+    registry: { name: `${plan.registry.hostname} (${plan.registry.ip})`, state: registryState, repositories },
+    proxy: { name: `${plan.proxy.hostname}:${plan.proxy.port} (${plan.proxy.ip})`, state: (await containerState(plan.proxy.container)) ?? "absent" },
+    outside: { name: `${INDEX_HOSTNAME} + ${GIT_HOSTNAME} (${plan.outside.ip})`, state: (await containerState(plan.outside.container)) ?? "absent" },
+    hosts,
+  };
 }
 
 export function formatStatus(report: StatusReport): string {
   const lines = [`registry ${report.registry.name}: ${report.registry.state}${report.registry.repositories !== undefined ? `, ${report.registry.repositories} repositories` : ""}`];
+  if (report.proxy) lines.push(`proxy ${report.proxy.name}: ${report.proxy.state}`);
+  if (report.outside) lines.push(`index/git ${report.outside.name}: ${report.outside.state}`);
   if (report.hosts.length === 0) {
     lines.push("no hosts (run `reprobench sim up`)");
     return lines.join("\n");

@@ -41,7 +41,7 @@ export const sim: Command = {
     }
     const status = await simStatus({ root });
     console.log(parsed.json ? JSON.stringify(status, null, 2) : formatStatus(status));
-    const healthy = status.hosts.length > 0 && status.registry.state === "running" && status.hosts.every((h) => h.ssh && h.docker !== "down" && h.docker !== "-");
+    const healthy = status.hosts.length > 0 && status.registry.state === "running" && status.proxy?.state === "running" && status.outside?.state === "running" && status.hosts.every((h) => h.ssh && h.docker !== "down" && h.docker !== "-");
     return healthy ? 0 : 3;
   },
 };

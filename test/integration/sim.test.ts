@@ -140,6 +140,8 @@ describe("simulated cluster (real docker)", () => {
         if (url.includes("proxy.sim")) expect(direct.code).toBe(0);
         else expect(direct.code, `${host.name}: direct ${url}: ${direct.stderr}`).not.toBe(0);
       }
+      // Nothing beyond the cluster subnet either (DOCKER-USER rule; 192.0.2.1 is TEST-NET-1, never routed).
+      expect((await ssh(host, "curl --noproxy '*' --connect-timeout 3 --max-time 6 -sS -o /dev/null http://192.0.2.1/", 30_000)).code).not.toBe(0);
       expect(await mustViaProxy(host, "curl -fsS http://registry.sim:5000/v2/_catalog")).toContain("reprobench/task-hello-file");
       const page = await mustViaProxy(host, "curl -fsS http://pypi.sim/simple/harbor/");
       expect(page).toContain(`harbor-0.21.0-py3-none-any.whl#sha256=${harborSha}`);
@@ -325,7 +327,10 @@ describe("simulated cluster (real docker)", () => {
       // Whatever else carries the sim label (the default cluster, if up) is not ours to remove.
       const othersBefore = await listSimResources();
 
+      const rules = () => run(["iptables", "-S", "DOCKER-USER"], { timeoutMs: 30_000 }).then((r) => r.stdout);
+      expect(await rules()).toMatch(/^-A DOCKER-USER ! -d 172\.31\.251\.0\/24 -i rbsim1 -m comment --comment "?reprobench-sim-egress:itest"? -j DROP$/m);
       const down = await simDown({ root, log, instance });
+      expect(await rules()).not.toContain("reprobench-sim-egress:itest");
       const after = await listSimResources(instance);
       console.log(`after sim down: ${JSON.stringify(after)}`);
       expect(after).toEqual({ containers: [], volumes: [], networks: [] });

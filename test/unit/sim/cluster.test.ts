@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
   belongsTo,
+  bridgeNames,
+  egressDropRule,
   clusterJson,
   instanceLayout,
   formatStatus,
@@ -146,6 +148,14 @@ describe("docker argv", () => {
     expect(p).toContain("--mode egress --listen 0.0.0.0 --port 3128 --credentials-file /etc/reprobench/proxy-url --conditions /etc/reprobench/network/conditions.json");
   });
 
+  it("names the bridges and tags the egress DROP rule per instance", () => {
+    expect(bridgeNames({ name: "itest", slot: 1 })).toEqual({ cluster: "rbsim1", outside: "rbsim1-out" });
+    expect(bridgeNames({ name: "default", slot: 0 }).outside.length).toBeLessThanOrEqual(15);
+    expect(egressDropRule("rbsim1", "172.31.251.0/24", { name: "itest", slot: 1 })).toEqual([
+      "DOCKER-USER", "-i", "rbsim1", "!", "-d", "172.31.251.0/24", "-m", "comment", "--comment", "reprobench-sim-egress:itest", "-j", "DROP",
+    ]);
+  });
+
   it("ssh trusts only the pinned known_hosts and our key", () => {
     const plan = planCluster(root, 2);
     const s = sshArgs(plan, plan.hosts[1], "docker info");
@@ -251,5 +261,12 @@ describe("cluster.json and status", () => {
     expect(text).toContain("running, 25 repositories");
     expect(text.split("\n")[2]).toMatch(/^worker-a\s+172\.31\.250\.11\s+127\.0\.0\.1:2201\s+running\s+running\s+yes\s+26\.1\.5$/);
     expect(formatStatus({ registry: { name: "registry.sim (172.31.250.10)", state: "absent", repositories: undefined }, hosts: [] })).toContain("no hosts");
+    const withOutside = formatStatus({
+      registry: { name: "registry.sim (172.29.240.10)", state: "running", repositories: 25 },
+      proxy: { name: "proxy.sim:3128 (172.31.250.3)", state: "running" },
+      outside: { name: "pypi.sim + git.sim (172.29.240.20)", state: "exited" },
+      hosts: [],
+    });
+    expect(withOutside).toContain("proxy proxy.sim:3128 (172.31.250.3): running\nindex/git pypi.sim + git.sim (172.29.240.20): exited");
   });
 });
