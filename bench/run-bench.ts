@@ -1,6 +1,9 @@
 // Benchmark (not a test), on a simulated cluster of its own:
 //  1. pre-pulling the 20 prepull images with components/scripts/task-images.sh one at a time (seed 000's
-//     loop) and CONCURRENCY at a time, the images removed before each pass; both times and the ratio;
+//     loop) and CONCURRENCY at a time (default harbor.imagePullConcurrency), the images removed before each
+//     pass, through the runner's proxy: once on the bare sim link and once with the sim proxy adding
+//     internet-like latency and a per-connection bandwidth cap (seed 000 pulled across the internet through a
+//     proxy); both times and the ratio for each;
 //  2. the first `up` of the whole local stack (cluster + Harbor + images + a real job) against its
 //     critical path, computed from the engine's per-resource timings and the state's dependency graph.
 //   node --import tsx bench/run-bench.ts [concurrency]
@@ -9,12 +12,18 @@ import * as path from "node:path";
 import type { EngineEvent } from "@pulumi/pulumi/automation";
 import YAML from "yaml";
 import { scriptWithEnv } from "../components/host-script";
-import { simDown, simUp, sshArgs } from "../sim/cluster";
+import { harborSchema } from "../infra/config-schema";
+import { type NetworkConditions, setNetworkConditions, simDown, simUp, sshArgs } from "../sim/cluster";
 import { run } from "../sim/exec";
 import { pointAtSimInstance, repoRoot, testProject } from "../test/helpers/project";
 
 const instance = { name: "runbench", slot: 5 };
-const concurrency = Number(process.argv[2] ?? 4);
+const concurrency = Number(process.argv[2] ?? harborSchema.parse({}).imagePullConcurrency);
+/** The runner's proxy in the local stack (worker-b's loopback forwarder to proxy.sim, seed 000's 127.0.0.1:27890). */
+const RUNNER_PROXY = "http://127.0.0.1:27890";
+/** A far registry behind a proxy: every connection waits this long, and no connection moves faster than this. */
+const INTERNET: Partial<NetworkConditions> = { latencyMs: 150, bandwidthKBps: 4096, failFraction: 0 };
+const BARE: Partial<NetworkConditions> = { latencyMs: 0, bandwidthKBps: 0, failFraction: 0 };
 const PREPULL = Array.from({ length: 20 }, (_, i) => `registry.sim:5000/reprobench/prepull-${String(i + 1).padStart(2, "0")}:latest`);
 
 /** Longest dependency chain, weighting each resource by its own duration (seconds). */
@@ -41,17 +50,24 @@ async function main(): Promise<void> {
     return r.stdout;
   };
   const removeAll = `docker rmi -f ${PREPULL.join(" ")} >/dev/null 2>&1 || true`;
+  const proxyEnv = { HTTP_PROXY: RUNNER_PROXY, HTTPS_PROXY: RUNNER_PROXY, http_proxy: RUNNER_PROXY, https_proxy: RUNNER_PROXY, NO_PROXY: "127.0.0.1,localhost", no_proxy: "127.0.0.1,localhost" };
   const pull = async (n: number): Promise<number> => {
     await ssh(removeAll);
     const start = Date.now();
-    await ssh(scriptWithEnv("task-images", { IMAGES: PREPULL.join("\n"), CONCURRENCY: String(n), ATTEMPTS: "3" }));
+    await ssh(scriptWithEnv("task-images", { ...proxyEnv, IMAGES: PREPULL.join("\n"), CONCURRENCY: String(n), ATTEMPTS: "3" }));
     return (Date.now() - start) / 1000;
   };
   try {
-    const serial = await pull(1);
-    const parallel = await pull(concurrency);
-    console.log(`pre-pull of ${PREPULL.length} images, one at a time: ${serial.toFixed(1)} s`);
-    console.log(`pre-pull of ${PREPULL.length} images, ${concurrency} at a time:  ${parallel.toFixed(1)} s (speed-up ${(serial / parallel).toFixed(2)}×)`);
+    for (const [label, conditions] of [["bare sim link", BARE], ["internet-like link", INTERNET]] as const) {
+      const applied = setNetworkConditions({ root: repoRoot, instance }, conditions);
+      const serial = await pull(1);
+      const parallel = await pull(concurrency);
+      const link = applied.latencyMs || applied.bandwidthKBps ? `${applied.latencyMs} ms per connection, ${applied.bandwidthKBps} KB/s per connection` : "no added latency, no cap";
+      console.log(`${label} (${link}): pre-pull of ${PREPULL.length} images (16 MiB each) through the proxy`);
+      console.log(`  one at a time: ${serial.toFixed(1)} s`);
+      console.log(`  ${concurrency} at a time:  ${parallel.toFixed(1)} s (speed-up ${(serial / parallel).toFixed(2)}×)`);
+    }
+    setNetworkConditions({ root: repoRoot, instance }, BARE);
     await ssh(removeAll);
 
     const project = await testProject({ ".sim": path.join(repoRoot, ".sim"), "sim/dataset": path.join(repoRoot, "sim/dataset") });

@@ -119,7 +119,7 @@ export function imageSpecs(root: string, taskDirs: string[]): ImageSpec[] {
   for (const name of prepullNames()) {
     specs.push(
       dockerfileSpec(name, join(images, "prepull"), {
-        parent: "task-base",
+        parent: "debian-base",
         buildArgs: { INDEX: name.slice("prepull-".length) },
         push: `reprobench/${name}`,
       }),
@@ -193,7 +193,7 @@ export function pushRef(repo: string, pushHost = REGISTRY_PUSH_HOST): string {
 export function dockerBuildArgs(image: ResolvedImage, parentTag: string | undefined): string[] {
   const args = ["docker", "build", "--label", `${IMAGE_LABEL}=1`, "--label", `${HASH_LABEL}=${image.hash}`, "-t", image.tag, "-f", image.dockerfile];
   const buildArgs = { ...image.buildArgs };
-  // Prepull images take their base by argument, pinned to the exact task-base build.
+  // Prepull images take their base by argument, pinned to the exact debian-base build.
   if (image.name.startsWith("prepull-") && parentTag) buildArgs.BASE = parentTag;
   for (const key of Object.keys(buildArgs).sort()) args.push("--build-arg", `${key}=${buildArgs[key]}`);
   args.push(image.contextDir);

@@ -79,7 +79,20 @@ const USERS = [
 ] as const;
 
 beforeAll(async () => {
-  sim = await simStack({ name: "nonroot", slot: 8 }, { extraFiles: { "sim/dataset": path.join(repoRoot, "sim/dataset") } });
+  // This suite also keeps the air-gapped path covered: Harbor and the asciinema wheel from the wheelhouse the
+  // sim copies to the runner (no index), the dataset uploaded from the project (no git server).
+  sim = await simStack(
+    { name: "nonroot", slot: 8 },
+    {
+      extraFiles: { "sim/dataset": path.join(repoRoot, "sim/dataset") },
+      baseline: (c) => {
+        const harbor = { ...c["reprobench:harbor"], datasetRepo: "sim/dataset", datasetCommit: null, pipFindLinks: "/var/cache/reprobench/wheels" };
+        delete harbor.indexUrl;
+        c["reprobench:harbor"] = harbor;
+        c["reprobench:toolBundle"] = { ...c["reprobench:toolBundle"], asciinemaWheelUrl: "file:///var/cache/reprobench/wheels/asciinema-2.4.0-py3-none-any.whl" };
+      },
+    },
+  );
   ({ plan, stack } = sim);
   for (const { user, setup } of USERS) {
     await inHost("worker-a", `${setup} && install -d -m 0700 -o ${user} -g ${user} /home/${user}/.ssh && cp /home/bench/.ssh/authorized_keys /home/${user}/.ssh/`);

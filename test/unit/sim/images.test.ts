@@ -103,10 +103,10 @@ describe("input hashes", () => {
 });
 
 describe("build and push helpers", () => {
-  it("builds prepull images FROM the exact task-base build and labels every image", () => {
+  it("builds prepull images FROM the exact debian-base build and labels every image", () => {
     const root = fakeRoot();
     const images = resolveImages(imageSpecs(root, []), root);
-    const taskBase = images.find((i) => i.name === "task-base")!;
+    const taskBase = images.find((i) => i.name === "debian-base")!;
     const prepull = images.find((i) => i.name === "prepull-03")!;
     const args = dockerBuildArgs(prepull, taskBase.tag);
     expect(args).toEqual(expect.arrayContaining(["--build-arg", `BASE=${taskBase.tag}`, "--build-arg", "INDEX=03", "-t", prepull.tag]));
