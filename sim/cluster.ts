@@ -478,7 +478,7 @@ export const SIM_USAGE = [
   "                                                images and the registry cache stay unless --purge-images",
   "       reprobench sim status [--json]           state of the registry and each host",
   "       reprobench sim network [--latency-ms N] [--bandwidth-kbps N] [--fail-fraction F]",
-  "                              [--fail-with 502|reset] [--seed N] [--reset]",
+  "                              [--fail-with 502|503|429|reset] [--seed N] [--reset]",
   "                                                the egress proxy's network conditions (applied to new",
   "                                                connections at once); --reset: back to the `network`",
   "                                                section of sim/scenarios/sim-default.json first",

@@ -25,6 +25,10 @@ export const CONDITIONS_FILE_NAME = "conditions.json";
 // ---------------------------------------------------------------------------------------------------
 // Network conditions
 
+/** How an injected failure looks: the proxy's 502, an overloaded origin's 429 or 503, or a reset connection. */
+export const FAIL_WITH = ["502", "503", "429", "reset"] as const;
+export type FailWith = (typeof FAIL_WITH)[number];
+
 export interface NetworkConditions {
   /** Delay before each proxied connection is served. */
   latencyMs: number;
@@ -32,7 +36,7 @@ export interface NetworkConditions {
   bandwidthKBps: number;
   /** 0..1: share of allowed proxied connections that fail (seeded: reproducible). */
   failFraction: number;
-  failWith: "502" | "reset";
+  failWith: FailWith;
   seed: number;
 }
 
@@ -58,7 +62,7 @@ export function normalizeConditions(input: Partial<NetworkConditions>, base: Net
     out.failFraction = v;
   }
   if (input.failWith !== undefined) {
-    if (input.failWith !== "502" && input.failWith !== "reset") throw new Error(`${where}: failWith: got ${JSON.stringify(input.failWith)}; expected "502" or "reset"`);
+    if (!(FAIL_WITH as readonly string[]).includes(input.failWith)) throw new Error(`${where}: failWith: got ${JSON.stringify(input.failWith)}; expected one of ${FAIL_WITH.map((f) => `"${f}"`).join(", ")}`);
     out.failWith = input.failWith;
   }
   return out;
@@ -256,7 +260,7 @@ export interface OutsideTree {
 /**
  * Fills `tree` (served at / by the outside container): files/<wheel> (hard links into the wheel caches,
  * copies across file systems), simple/…/index.html with #sha256= fragments, and the bare dataset
- * repository terminal-bench-sim.git prepared for dumb HTTP (`git update-server-info`). Idempotent.
+ * repository terminal-bench-sim.git prepared for dumb HTTP (one pack, `git update-server-info`). Idempotent.
  */
 export async function buildOutsideTree(root: string, tree: string, wheelDirs: { dir: string; only?: RegExp }[]): Promise<OutsideTree> {
   const files = join(tree, "files");
@@ -286,10 +290,15 @@ export async function buildOutsideTree(root: string, tree: string, wheelDirs: { 
     const commits = await buildDatasetRepo(root, work);
     const bare = join(tree, DATASET_REPO);
     const have = existsSync(join(bare, "HEAD")) ? (await mustRun(["git", "--git-dir", bare, "rev-parse", "HEAD"], { timeoutMs: 30_000 }).catch(() => "")).trim() : "";
-    if (have !== commits.head) {
+    // One pack, not loose objects: a dumb-HTTP clone then makes a handful of requests (refs, the pack list,
+    // the .idx and the .pack) instead of one per object, as a smart server's single pack response would.
+    const packs = join(bare, "objects", "info", "packs");
+    const packed = existsSync(packs) && readFileSync(packs, "utf8").includes(".pack");
+    if (have !== commits.head || !packed) {
       const staged = join(tree, `.${DATASET_REPO}.new`);
       rmSync(staged, { recursive: true, force: true });
       await mustRun(["git", "clone", "-q", "--bare", "--no-hardlinks", work, staged], { timeoutMs: 60_000, env: gitEnv(tmp, COMMITS[0].date) });
+      await mustRun(["git", "--git-dir", staged, "repack", "-a", "-d", "-q"], { timeoutMs: 60_000, env: gitEnv(tmp, COMMITS[0].date) });
       await mustRun(["git", "--git-dir", staged, "update-server-info"], { timeoutMs: 30_000, env: gitEnv(tmp, COMMITS[0].date) });
       rmSync(bare, { recursive: true, force: true });
       renameSync(staged, bare);

@@ -35,6 +35,9 @@ DEFAULT_ALLOW = "registry.sim:5000,pypi.sim:80,git.sim:80"
 MAX_HEAD = 64 * 1024
 IO_TIMEOUT = 120.0
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authorization", "proxy-connection", "proxy-authenticate", "te", "trailer", "upgrade"}
+# What an injected failure answers besides "reset": a proxy's 502, or a registry/index that is overloaded
+# (429, 503). For plain HTTP through the proxy the client cannot tell it from the origin's own answer.
+FAIL_STATUS = {"502": "Bad Gateway", "503": "Service Unavailable", "429": "Too Many Requests"}
 DEFAULT_CONDITIONS = {"latencyMs": 0, "bandwidthKBps": 0, "failFraction": 0.0, "failWith": "502", "seed": 0}
 
 _log_lock = threading.Lock()
@@ -87,7 +90,7 @@ class Conditions:
         values["latencyMs"] = max(0, int(values["latencyMs"]))
         values["bandwidthKBps"] = max(0, int(values["bandwidthKBps"]))
         values["failFraction"] = min(1.0, max(0.0, float(values["failFraction"])))
-        values["failWith"] = "reset" if values["failWith"] == "reset" else "502"
+        values["failWith"] = values["failWith"] if values["failWith"] in FAIL_STATUS or values["failWith"] == "reset" else "502"
         values["seed"] = int(values["seed"])
         self.stamp = stamp
         # A new seed (or a rewritten file) restarts the failure sequence: the same file gives the same run.
@@ -265,7 +268,8 @@ def make_handler(opts):
                     if cond["failWith"] == "reset":
                         reset(client)
                     else:
-                        reply(client, 502, "Bad Gateway", "sim proxy: injected failure (failFraction %s) for %s:%d" % (cond["failFraction"], host, port))
+                        status = cond["failWith"]
+                        reply(client, int(status), FAIL_STATUS[status], "sim proxy: injected failure (failFraction %s) for %s:%d" % (cond["failFraction"], host, port))
                     log("FAILED %s %s: injected %s (failFraction %s)" % (who, what, cond["failWith"], cond["failFraction"]))
                     return
                 try:

@@ -150,12 +150,16 @@ describe("sim-proxy egress", () => {
     expect(r.text).toContain("origin saw GET /through-tunnel host=origin.test");
   });
 
-  it("failFraction 1 fails every connection (502, or reset), logged as FAILED", async () => {
+  it("failFraction 1 fails every connection (502, 429, or reset), logged as FAILED", async () => {
     const { port, output } = await egress({ failFraction: 1, failWith: "502" });
     const r = await exchange(port, get("/x"));
     expect(r.text).toMatch(/^HTTP\/1\.1 502 /);
     expect(r.text).toContain("injected failure");
     expect(output.join("")).toMatch(/FAILED 127\.0\.0\.1:\d+ GET http:\/\/origin\.test:\d+\/x: injected 502 \(failFraction 1\.0\)/);
+
+    // An overloaded registry as a plain-HTTP client sees it through the proxy.
+    const busy = await egress({ failFraction: 1, failWith: "429" });
+    expect((await exchange(busy.port, get("/x"))).text).toMatch(/^HTTP\/1\.1 429 Too Many Requests\r\n/);
 
     const reset = await egress({ failFraction: 1, failWith: "reset" });
     const rr = await exchange(reset.port, get("/x"));
