@@ -11,7 +11,8 @@
 #   DATASET_DIR      dataset root on this host
 #   TASKS_DIR        directory of task directories (DATASET_DIR or a subdirectory)
 #   EXPECTED_COUNT   number of task.toml files the dataset must have
-#   ATTEMPTS         attempts per git network step (default 5)
+#   ATTEMPTS         attempts per git network step (default 8: a clone is several requests, each of which a
+#                    flaky proxy may fail, and starting it again costs little)
 # git reads the proxy from the standard environment (http_proxy/https_proxy, NO_PROXY); it is never
 # printed: errors name only the proxy's host:port. A dumb-HTTP repository works like any other.
 # Run with retry.sh prepended (scriptWithEnv(["retry", "harbor-dataset"], env)); run from its file, it
@@ -19,7 +20,7 @@
 set -euo pipefail
 : "${DATASET_DIR:?}" "${TASKS_DIR:?}" "${EXPECTED_COUNT:?}"
 DATASET_REPO=${DATASET_REPO:-} DATASET_COMMIT=${DATASET_COMMIT:-} UPLOAD_DIR=${UPLOAD_DIR:-}
-ATTEMPTS=${ATTEMPTS:-5}
+ATTEMPTS=${ATTEMPTS:-8}
 # shellcheck disable=SC2034 # read by retry()
 RETRY_NAME=harbor-dataset
 die() { echo "harbor-dataset: $*" >&2; exit 1; }

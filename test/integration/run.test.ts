@@ -1,11 +1,15 @@
 // The benchmark run end to end on the simulated cluster with the REAL engine (Automation API) and the REAL
-// Harbor 0.21 (installed offline from the wheelhouse): Terminus-2 through the real router to the SGLang
+// Harbor 0.21 (installed with uv from the sim's index, through a proxy that fails 10 % of connections):
+// Terminus-2 through the real router to the SGLang
 // doubles on both hosts, the oracle agent, a second `up` that starts nothing, a 3×→6× preview that touches
 // only the run, and a destroy while a job runs (SIGTERM, every trial keeps its result.json, nothing left).
 import type { Stack } from "@pulumi/pulumi/automation";
+import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterPlan } from "../../sim/cluster";
+import { readNetworkConditions, setNetworkConditions } from "../../sim/cluster";
+import { run } from "../../sim/exec";
 import { repoRoot } from "../helpers/project";
 import { type LooseConfig, type SimStack, simStack, trialOutcomes } from "../helpers/sim-stack";
 
@@ -31,7 +35,7 @@ async function doubleRequests(): Promise<Record<string, number>> {
 
 beforeAll(async () => {
   // A sim instance of its own (fresh hosts, removed afterwards): never the default one a user's local
-  // stack uses. `sim up` puts the wheelhouse on the runner; Pulumi.local.yaml installs Harbor from it.
+  // stack uses. Pulumi.local.yaml installs Harbor from the sim's index and clones the dataset from git.sim.
   sim = await simStack(
     { name: "run", slot: 4 },
     {
@@ -50,10 +54,31 @@ describe("benchmark run on the simulated cluster (real engine, real Harbor)", ()
   let jobDir = "";
   let oracleJobDir = "";
 
-  it("up runs Terminus-2 through the router to the doubles on both hosts: reward 1, 1, 0", async () => {
+  it("up through a proxy that fails 10 % of connections converges, says what it retried, and runs Terminus-2 through the router to the doubles on both hosts: reward 1, 1, 0", async () => {
     const before = await doubleRequests().catch(() => ({}));
-    const up = await stack.up({ onOutput: (o) => process.stdout.write(o) });
+    // Every image, wheel and the dataset come through the sim's proxy; one connection in ten fails (502).
+    const where = { root: repoRoot, instance: { name: "run", slot: 4 } };
+    setNetworkConditions(where, { failFraction: 0.1, failWith: "502", seed: 15 });
+    let output = "";
+    const up = await stack
+      .up({
+        onOutput: (o) => {
+          output += o;
+          process.stdout.write(o);
+        },
+      })
+      .finally(() => setNetworkConditions(where, { failFraction: 0 }));
+    expect(readNetworkConditions(where)?.failFraction).toBe(0);
     expect(up.summary.result).toBe("succeeded");
+    const injected = (await run(["docker", "logs", plan.proxy.container], { timeoutMs: 30_000 })).stdout.match(/FAILED .*injected 502/g) ?? [];
+    console.log(`the proxy failed ${injected.length} connections; up retried:\n${[...new Set(output.match(/[a-z-]+: retrying [^(]+/g) ?? [])].join("\n")}`);
+    expect(injected.length).toBeGreaterThan(0);
+    expect(output).toMatch(/: retrying .+ \(attempt 2\/\d+ in \d+s\): .*502/);
+    // The worker-a proxy URL carries the instance's credentials: never in the output or the state.
+    const password = new URL(readFileSync(path.join(repoRoot, plan.stateDir, "proxy-url"), "utf8").trim()).password;
+    expect(password.length).toBeGreaterThan(8);
+    expect(output).not.toContain(password);
+    expect(JSON.stringify(await stack.exportStack())).not.toContain(password);
     const name = up.outputs.jobName.value as string;
     expect(name).toMatch(/^sim-terminus2-\d{8}-\d{6}$/);
     jobDir = `${up.outputs.jobsDir.value}/${name}`;

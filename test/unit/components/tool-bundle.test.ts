@@ -31,11 +31,11 @@ describe("bundleScriptEnv", () => {
     });
   });
 
-  it("local: the same wheel (same sha256) from the sim's wheelhouse, and a canary without tmux/asciinema from the sim registry", () => {
+  it("local: the same wheel (same sha256) from the sim's package index, and a canary without tmux/asciinema from the sim registry", () => {
     expect(bundleScriptEnv(stack("local").toolBundle)).toEqual({
       TOOLS_DIR: "/var/lib/reprobench/harbor-tools-amd64",
       MOUNT_PATH: "/opt/harbor-tools",
-      WHEEL_URL: "file:///var/cache/reprobench/wheels/asciinema-2.4.0-py3-none-any.whl",
+      WHEEL_URL: "http://pypi.sim/files/asciinema-2.4.0-py3-none-any.whl",
       WHEEL_SHA256: SEED_SHA,
       CANARY_IMAGE: "registry.sim:5000/reprobench/task-base:latest",
     });

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, readStackFile, rawFromPulumiConfig, sshConnection } from "../../../infra/config";
+import { hostProxyEnv, loadConfig, readStackFile, rawFromPulumiConfig, sshConnection } from "../../../infra/config";
 import { FAKE_PEM, HOST_KEY_A, HOST_KEY_B, REPO, minimalRealConfig, toPulumiConfigMap } from "./helpers";
 
 function resolved<T>(output: pulumi.Output<T>): Promise<T> {
@@ -16,6 +16,9 @@ function isSecret(output: pulumi.Output<unknown>): Promise<boolean> {
 }
 
 /** A project dir with the .sim/ files the local stack points at. */
+/** What `sim up` writes to .sim/proxy-url: the egress proxy with this instance's credentials. */
+const SIM_PROXY_URL = "http://reprobench:0123456789abcdef01234567@proxy.sim:3128";
+
 function simProjectDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "reprobench-load-"));
   for (const [name, key] of [["worker-a", HOST_KEY_A], ["worker-b", HOST_KEY_B]]) {
@@ -23,6 +26,7 @@ function simProjectDir(): string {
     writeFileSync(join(dir, ".sim/hosts", name, "ssh_host_ed25519_key.pub"), `${key} root@${name}\n`);
   }
   writeFileSync(join(dir, ".sim/id_ed25519"), FAKE_PEM, { mode: 0o600 });
+  writeFileSync(join(dir, ".sim/proxy-url"), `${SIM_PROXY_URL}\n`, { mode: 0o600 });
   return dir;
 }
 
@@ -59,8 +63,14 @@ describe("loadConfig", () => {
     expect(await isSecret(loaded.secrets.proxyUpstream!)).toBe(true);
     const conn = sshConnection(loaded, "worker-a");
     expect({ ...conn, privateKey: undefined }).toEqual({ name: "worker-a", host: "127.0.0.1", port: 2201, user: "bench", sudo: true, privateKey: undefined, hostKey: `${HOST_KEY_A} root@worker-a` });
+    // worker-a's proxy URL comes from .sim/proxy-url as a secret; worker-b's is the credential-free loopback one.
+    const proxyA = hostProxyEnv(loaded, "worker-a")!;
+    expect(await isSecret(proxyA)).toBe(true);
+    expect((await resolved(proxyA)).HTTPS_PROXY).toBe(SIM_PROXY_URL);
+    expect((await resolved(hostProxyEnv(loaded, "worker-b")!)).https_proxy).toBe("http://127.0.0.1:27890");
     // The config handed to components carries no plain secret.
     expect(loaded.config.proxyUpstream).toBe("[secret]");
+    expect(JSON.stringify(loaded.config)).not.toContain("0123456789abcdef");
     expect(JSON.stringify(loaded.config)).not.toContain("BEGIN OPENSSH");
   });
 

@@ -127,8 +127,9 @@ describe("stack files", () => {
     ]);
     expect(c.sglang).toMatchObject({ image: "registry.sim:5000/reprobench/sglang-double:latest", gpus: "none", tp: 4, dp: 2 });
     expect(c.router.image).toBe(c.sglang.image);
-    expect(c.harbor).toMatchObject({ datasetRepo: "sim/dataset", datasetCommit: null, expectedTaskCount: 3, jobsDir: "/var/lib/reprobench/jobs" });
-    // The local file needs no encrypted secrets at all: keys come from .sim/, the proxy URL has no credentials.
+    expect(c.harbor).toMatchObject({ datasetRepo: "http://git.sim/terminal-bench-sim.git", expectedTaskCount: 3, jobsDir: "/var/lib/reprobench/jobs", indexUrl: "http://pypi.sim/simple/", pipFindLinks: null });
+    // The local file needs no encrypted secrets at all: keys and worker-a's proxy URL come from .sim/, the
+    // other proxy URLs have no credentials.
     expect(checkStackFile(join(REPO, "Pulumi.local.yaml"), { requireSecrets: true }).ok).toBe(true);
   });
 });
