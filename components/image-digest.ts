@@ -19,7 +19,7 @@ export function pinnedImageRef(ref: string, digestLine: string): string {
 }
 
 /** The lookup's create and check scripts: create also pulls the image at that digest, with retries. */
-export function imageDigestScripts(image: string, attempts = 5): { create: string; check: string } {
+export function imageDigestScripts(image: string, attempts = 8): { create: string; check: string } {
   return {
     create: scriptWithEnv(["retry", "image-digest"], { IMAGE: image, PULL: "1", ATTEMPTS: String(attempts), BACKOFF_SECONDS: "2" }),
     check: scriptWithEnv("image-digest", { IMAGE: image }),

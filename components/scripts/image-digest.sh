@@ -8,13 +8,13 @@
 # step retried with backoff (retry.sh, prepended by scriptWithEnv(["retry", "image-digest"], …)), so the
 # Docker provider's own pull, which never retries, finds it present. A registry that keeps failing (429,
 # 5xx, a proxy resetting connections) ends in one message naming the host, the image and the last error.
-# Inputs (env): IMAGE; PULL (1 = pull too, default 0); ATTEMPTS (default 5); BACKOFF_SECONDS (first wait,
-# doubled each time, default 2). HTTP(S)_PROXY / NO_PROXY (secret environment) are what skopeo goes
+# Inputs (env): IMAGE; PULL (1 = pull too, default 0); ATTEMPTS (default 8); BACKOFF_SECONDS (first wait,
+# doubled each time up to 60 s, default 2). HTTP(S)_PROXY / NO_PROXY (secret environment) are what skopeo goes
 # through; dockerd pulls through its own daemon.json "proxies".
 set -euo pipefail
 : "${IMAGE:?}"
 PULL=${PULL:-0}
-ATTEMPTS=${ATTEMPTS:-5}
+ATTEMPTS=${ATTEMPTS:-8}
 BACKOFF_SECONDS=${BACKOFF_SECONDS:-2}
 export RETRY_NAME=image-digest
 host=$(hostname)

@@ -8,7 +8,7 @@
 # Runs cmd; when it fails and attempts are left, prints on stderr
 #   <name>: progress: retrying <what> (attempt k/N in Ss): <the failed attempt's last stderr line>
 # (CheckedCommand forwards "NAME: progress: TEXT" lines to `pulumi up`'s output), waits S seconds and runs
-# it again, doubling the wait each time. Returns 0 on the first success, else the last attempt's status, so
+# it again, doubling the wait each time (at most 60 s). Returns 0 on the first success, else the last attempt's status, so
 # the caller can `die` with a clear message. cmd's stdout passes through untouched (capture it with $(…));
 # its stderr is kept and forwarded after each attempt. Prints no environment values. A command that exits
 # with status 97 ($RETRY_GIVE_UP: e.g. a proxy refusing with 403/407, an index answering 404) says retrying
@@ -58,7 +58,8 @@ retry() {
     k=$((k + 1))
     echo "$name: progress: retrying $what (attempt $k/$attempts in ${wait}s): $last" >&2
     [ "$wait" -eq 0 ] || sleep "$wait"
-    backoff=$((backoff * 2))
+    # Doubling, but never more than a minute between attempts.
+    backoff=$((backoff * 2 > 60 ? 60 : backoff * 2))
   done
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Pre-pull every task image into the runner's Docker (seed 000 "拉取 89 个 task images"), CONCURRENCY at a
-# time: images already present are skipped; the rest are copied with skopeo (linux/amd64) straight into
-# the daemon, retried ATTEMPTS times with exponential backoff, and must report Architecture amd64.
+# time: images already present are skipped; the rest are copied with skopeo (linux/amd64) into the daemon
+# through an OCI layout (a retry refetches only missing blobs), each step retried ATTEMPTS times with
+# exponential backoff, and must report Architecture amd64.
 # Registries in the daemon's "insecure-registries" (or INSECURE_REGISTRIES) are read over plain HTTP.
 # skopeo goes through HTTP(S)_PROXY / NO_PROXY when the CheckedCommand's (secret) environment sets them.
 # Each tag is resolved to its registry digest first and that digest is what is copied (and recorded under
@@ -58,10 +59,27 @@ report_done() {
 }
 export -f report_done
 
-# One image: cached → skip; else skopeo copy with retries; then the architecture check. One line of
-# progress per image (xargs runs several at once, each line is written whole).
+# with_retries WHAT ERRFILE cmd…: runs cmd up to ATTEMPTS times, BACKOFF_SECONDS before the second and
+# doubling (at most 60 s), saying each retry on a progress line; stdout passes through, stderr lands in ERRFILE.
+with_retries() {
+  local what=$1 err=$2 attempt delay=$BACKOFF_SECONDS
+  shift 2
+  for ((attempt = 1; ; attempt++)); do
+    "$@" 2>"$err" && return 0
+    [ "$attempt" -lt "$ATTEMPTS" ] || return 1
+    printf 'task-images: progress: retrying %s (attempt %d/%d in %ds): %s\n' "$what" "$((attempt + 1))" "$ATTEMPTS" "$delay" "$(tail -n 1 "$err")" >&2
+    sleep "$delay"
+    delay=$((delay * 2 > 60 ? 60 : delay * 2))
+  done
+}
+export -f with_retries
+
+# One image: cached → skip; else resolve its digest and copy it, each step retried on its own, then the
+# architecture check. The copy goes through an OCI layout first: a retry after a failed request (a flaky
+# proxy fails one connection of many) fetches only the blobs still missing instead of the whole image.
+# One line of progress per image (xargs runs several at once, each line is written whole).
 pull_one() {
-  local image=$1 registry tls=() inspect_tls=() attempt delay arch digest
+  local image=$1 registry tls=() inspect_tls=() digest='' layout err
   if docker image inspect "$image" >/dev/null 2>&1; then
     printf 'task-images: cached %s\n' "$image" >&2
   else
@@ -72,27 +90,23 @@ pull_one() {
       tls=(--src-tls-verify=false)
       inspect_tls=(--tls-verify=false)
     fi
-    delay=$BACKOFF_SECONDS
-    for ((attempt = 1; ; attempt++)); do
-      # The tag's digest for linux/amd64 now, then exactly that build.
-      # skopeo retries a failed request itself too (--retry-times: a proxy resetting one connection of many).
-      if digest=$(skopeo inspect --override-os linux --override-arch amd64 "${inspect_tls[@]}" --retry-times 3 --format '{{.Digest}}' "docker://$image" 2>"/tmp/task-images.$$.err") &&
-        skopeo copy --quiet --override-os linux --override-arch amd64 "${tls[@]}" --retry-times 3 "docker://$(repo_of "$image")@$digest" "docker-daemon:$image" >/dev/null 2>"/tmp/task-images.$$.err"; then
-        printf '%s\n' "$digest" >"$(digest_file "$image")"
-        printf 'task-images: pulled %s at %s (attempt %d)\n' "$image" "$digest" "$attempt" >&2
-        break
-      fi
-      if [ "$attempt" -ge "$ATTEMPTS" ]; then
-        printf 'task-images: FAILED %s after %d attempts (registry %s, through the host proxy when one is set): %s\n' "$image" "$attempt" "$registry" "$(tail -n 1 "/tmp/task-images.$$.err")" >&2
-        rm -f "/tmp/task-images.$$.err"
-        report_done
-        return 0 # reported by the final count, which names every missing image
-      fi
-      printf 'task-images: progress: retrying skopeo copy %s (attempt %d/%d in %ds): %s\n' "$image" "$((attempt + 1))" "$ATTEMPTS" "$delay" "$(tail -n 1 "/tmp/task-images.$$.err")" >&2
-      sleep "$delay"
-      delay=$((delay * 2))
-    done
-    rm -f "/tmp/task-images.$$.err"
+    err=$(mktemp)
+    layout="$DIGESTS_DIR/.oci-$(printf %s "$image" | sha256sum | cut -c1-16)"
+    # skopeo retries some failed requests itself too (--retry-times: a reset connection, not a 502).
+    # The tag's digest for linux/amd64 now, then exactly that build.
+    if digest=$(with_retries "skopeo inspect $image" "$err" skopeo inspect --override-os linux --override-arch amd64 "${inspect_tls[@]}" --retry-times 3 --format '{{.Digest}}' "docker://$image") &&
+      with_retries "skopeo copy $(repo_of "$image")@$digest" "$err" skopeo copy --quiet --override-os linux --override-arch amd64 "${tls[@]}" --retry-times 3 "docker://$(repo_of "$image")@$digest" "oci:$layout:image" >/dev/null &&
+      with_retries "loading $image into docker" "$err" skopeo copy --quiet "oci:$layout:image" "docker-daemon:$image" >/dev/null; then
+      printf '%s\n' "$digest" >"$(digest_file "$image")"
+      printf 'task-images: pulled %s at %s\n' "$image" "$digest" >&2
+    else
+      printf 'task-images: FAILED %s after %d attempts (registry %s, through the host proxy when one is set): %s\n' "$image" "$ATTEMPTS" "$registry" "$(tail -n 1 "$err")" >&2
+    fi
+    rm -rf "$layout" "$err"
+    if ! docker image inspect "$image" >/dev/null 2>&1; then
+      report_done
+      return 0 # reported by the final count, which names every missing image
+    fi
   fi
   arch=$(docker image inspect --format '{{.Architecture}}' "$image")
   if [ "$arch" != amd64 ]; then

@@ -242,9 +242,9 @@ describe("image-digest.sh (create: resolve, then pull at the digest, both retrie
     const r = run({ skopeo: 2, docker: 1 });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim().split("\n").pop()).toBe(`digest=${DIGEST}`);
-    expect(r.stderr).toContain(`image-digest: progress: retrying skopeo inspect ${IMAGE} (attempt 2/5 in 2s): skopeo: received unexpected HTTP status: 502 Bad Gateway`);
-    expect(r.stderr).toContain(`image-digest: progress: retrying skopeo inspect ${IMAGE} (attempt 3/5 in 4s)`);
-    expect(r.stderr).toContain(`image-digest: progress: retrying docker pull registry.sim:5000/reprobench/sglang-double@${DIGEST} (attempt 2/5 in 2s): docker: received unexpected HTTP status: 502 Bad Gateway`);
+    expect(r.stderr).toContain(`image-digest: progress: retrying skopeo inspect ${IMAGE} (attempt 2/8 in 2s): skopeo: received unexpected HTTP status: 502 Bad Gateway`);
+    expect(r.stderr).toContain(`image-digest: progress: retrying skopeo inspect ${IMAGE} (attempt 3/8 in 4s)`);
+    expect(r.stderr).toContain(`image-digest: progress: retrying docker pull registry.sim:5000/reprobench/sglang-double@${DIGEST} (attempt 2/8 in 2s): docker: received unexpected HTTP status: 502 Bad Gateway`);
     expect(r.calls).toContain(`docker pull -q registry.sim:5000/reprobench/sglang-double@${DIGEST}`);
     expect(r.calls).toMatch(/skopeo inspect --retry-times 2 .*docker:\/\/registry\.sim:5000\/reprobench\/sglang-double:dev/);
     expect(r.pulled).toBe(true);
@@ -254,15 +254,15 @@ describe("image-digest.sh (create: resolve, then pull at the digest, both retrie
   it("a registry that keeps answering 429 ends in one message naming the host, the image and the last status", () => {
     const r = run({ skopeo: 99 }, { skopeo: "time=x level=fatal msg=\"reading manifest dev: toomanyrequests: 429 Too Many Requests\"" });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/image-digest\[[^\]]+\]: cannot resolve registry\.sim:5000\/reprobench\/sglang-double:dev to a digest: registry registry\.sim:5000 failed 5 times \(last: .*429 Too Many Requests/);
-    expect(r.calls.split("\n").filter((l) => l.startsWith("sleep"))).toEqual(["sleep 2", "sleep 4", "sleep 8", "sleep 16"]);
+    expect(r.stderr).toMatch(/image-digest\[[^\]]+\]: cannot resolve registry\.sim:5000\/reprobench\/sglang-double:dev to a digest: registry registry\.sim:5000 failed 8 times \(last: .*429 Too Many Requests/);
+    expect(r.calls.split("\n").filter((l) => l.startsWith("sleep"))).toEqual(["sleep 2", "sleep 4", "sleep 8", "sleep 16", "sleep 32", "sleep 60", "sleep 60"]);
     expect(r.pulled).toBe(false);
   });
 
   it("a pull that keeps failing names the reference and dockerd's last error", () => {
     const r = run({ docker: 99 }, { docker: "Error response from daemon: Get \"http://registry.sim:5000/v2/\": proxyconnect tcp: EOF" });
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`docker pull registry.sim:5000/reprobench/sglang-double@${DIGEST} failed 5 times (last: Error response from daemon`);
+    expect(r.stderr).toContain(`docker pull registry.sim:5000/reprobench/sglang-double@${DIGEST} failed 8 times (last: Error response from daemon`);
   });
 
   it("the check only asks the registry (no pull)", () => {

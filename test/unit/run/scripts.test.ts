@@ -2,7 +2,7 @@
 // run here against recording stand-ins for docker, skopeo and harbor (on PATH / in a fake venv).
 import { createHash } from "node:crypto";
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -70,8 +70,8 @@ esac
     `#!/usr/bin/env bash
 set -euo pipefail
 echo "skopeo $*" >>"$STATE/calls"
-src=; dst=
-for a in "$@"; do case "$a" in docker://*) src=\${a#docker://};; docker-daemon:*) dst=\${a#docker-daemon:};; esac; done
+src=; dst=; layout=
+for a in "$@"; do case "$a" in docker://*) src=\${a#docker://};; docker-daemon:*) dst=\${a#docker-daemon:};; oci:*) layout=\${a#oci:}; layout=\${layout%:image};; esac; done
 if [ "$1" = inspect ]; then
   # The tag's digest (sha256 of the reference); fails as often as $STATE/failures says.
   n=$(grep -c "skopeo inspect .*docker://$src$" "$STATE/calls" || true)
@@ -80,6 +80,9 @@ if [ "$1" = inspect ]; then
   echo "sha256:$(printf '%s' "$src" | sha256sum | cut -c1-64)"
   exit 0
 fi
+# docker://… → oci:LAYOUT:image keeps the source in the layout; oci:LAYOUT:image → docker-daemon:… loads it.
+if [ -n "$src" ]; then mkdir -p "$layout"; echo "$src" >"$layout/src"; exit 0; fi
+src=$(cat "$layout/src")
 key=$(printf '%s' "$dst" | tr '/:' '__')
 arch=amd64; case "$src" in *arm64*) arch=arm64;; esac
 echo "$arch" >"$STATE/$key"
@@ -116,12 +119,16 @@ describe("task-images.sh", () => {
     const tagDigest = (ref: string) => `sha256:${createHash("sha256").update(ref).digest("hex")}`;
     const one = tagDigest("registry.sim:5000/a/one:1");
     const chess = tagDigest("alexgshaw/regex-chess:20251031");
-    expect(r0.stderr).toContain(`pulled registry.sim:5000/a/one:1 at ${one} (attempt 1)`);
+    expect(r0.stderr).toContain(`pulled registry.sim:5000/a/one:1 at ${one}`);
     const calls = readFileSync(path.join(dir, "state/calls"), "utf8");
-    // The tag is resolved first (over HTTP for an insecure registry), then exactly that digest is copied.
+    // The tag is resolved first (over HTTP for an insecure registry), then exactly that digest is copied into
+    // an OCI layout (a retry refetches only missing blobs), which is loaded into the daemon and removed.
+    const layout = (ref: string) => path.join(dir, "digests", `.oci-${createHash("sha256").update(ref).digest("hex").slice(0, 16)}`);
     expect(calls).toContain("skopeo inspect --override-os linux --override-arch amd64 --tls-verify=false --retry-times 3 --format {{.Digest}} docker://registry.sim:5000/a/one:1");
-    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 --src-tls-verify=false --retry-times 3 docker://registry.sim:5000/a/one@${one} docker-daemon:registry.sim:5000/a/one:1`);
-    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 --retry-times 3 docker://alexgshaw/regex-chess@${chess} docker-daemon:alexgshaw/regex-chess:20251031`);
+    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 --src-tls-verify=false --retry-times 3 docker://registry.sim:5000/a/one@${one} oci:${layout("registry.sim:5000/a/one:1")}:image`);
+    expect(calls).toContain(`skopeo copy --quiet oci:${layout("registry.sim:5000/a/one:1")}:image docker-daemon:registry.sim:5000/a/one:1`);
+    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 --retry-times 3 docker://alexgshaw/regex-chess@${chess} oci:${layout("alexgshaw/regex-chess:20251031")}:image`);
+    expect(existsSync(layout("registry.sim:5000/a/one:1"))).toBe(false);
     // The manifest records the registry digests.
     expect(JSON.parse(r0.stdout.trim().split("\n").pop()!)).toEqual({
       ready: 2,
@@ -151,7 +158,7 @@ describe("task-images.sh", () => {
     writeFileSync(path.join(dir, "state/failures"), "r.io/flaky:1=2\nr.io/dead:1=99\n");
     const r = pull(dir, ["r.io/flaky:1", "r.io/dead:1", "r.io/arm64:1"], { INSECURE_REGISTRIES: "r.io" });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/pulled r\.io\/flaky:1 at sha256:[0-9a-f]{64} \(attempt 3\)/);
+    expect(r.stderr).toMatch(/pulled r\.io\/flaky:1 at sha256:[0-9a-f]{64}\n/);
     expect(r.stderr).toContain("FAILED r.io/dead:1 after 3 attempts");
     expect(r.stderr).toContain("r.io/arm64:1 has architecture arm64, expected amd64");
     expect(r.stderr).toContain("1/3 images ready");
@@ -161,7 +168,8 @@ describe("task-images.sh", () => {
     expect(sleeps.sort()).toEqual(["sleep 2", "sleep 2", "sleep 4", "sleep 4"]);
     expect(readFileSync(path.join(dir, "state/calls"), "utf8")).toContain("--tls-verify=false --retry-times 3 --format {{.Digest}} docker://r.io/dead:1");
     // Each retry is a progress line naming what was retried, the next attempt and the wait.
-    expect(r.stderr).toMatch(/task-images: progress: retrying skopeo copy r\.io\/flaky:1 \(attempt 2\/3 in 2s\): .*simulated failure 1 for r\.io\/flaky:1/);
+    expect(r.stderr).toMatch(/task-images: progress: retrying skopeo inspect r\.io\/flaky:1 \(attempt 2\/3 in 2s\): .*simulated failure 1 for r\.io\/flaky:1/);
+    expect(r.stderr).toMatch(/task-images: progress: retrying skopeo inspect r\.io\/flaky:1 \(attempt 3\/3 in 4s\)/);
     expect(r.stderr).toContain("FAILED r.io/dead:1 after 3 attempts (registry r.io,");
   });
 });
