@@ -185,7 +185,7 @@ export function progressLine(line: string): string | undefined {
  * lines) replaces each value of 8 or more characters by "[secret not shown]", except a URL, which is shown
  * with its credentials replaced by "***" (http://***@proxy.sim:3128); "credentials" (stdout and the check's
  * output, which are parsed and kept in state) only removes URL credentials, and the user:password (and the
- * password alone) of any URL input wherever it appears. Both also mask userinfo of any URL in the text.
+ * password alone) of any URL input wherever it appears. "all" also masks the userinfo of any URL in the text.
  * Serialized with the provider: no imports.
  */
 export function secretMasker(environment: Record<string, string> | undefined): { all(text: string): string; credentials(text: string): string } {
@@ -221,7 +221,9 @@ export function secretMasker(environment: Record<string, string> | undefined): {
   const all = longestFirst([...credentialPairs, ...valuePairs]);
   return {
     all: (text) => userinfo(replaceAll(text, all)),
-    credentials: (text) => userinfo(replaceAll(text, credentials)),
+    // Only the inputs' own credentials: stdout is parsed, and "http://10.0.0.1:30001@0" (a router's
+    // worker@rank) must come through as it is.
+    credentials: (text) => replaceAll(text, credentials),
   };
 }
 

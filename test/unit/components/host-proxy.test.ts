@@ -71,6 +71,9 @@ describe("secretMasker (CheckedCommand errors and progress lines)", () => {
     const mask = secretMasker(env);
     expect(mask.credentials(`{"a":"${"k".repeat(40)}","p":"${URL_A}"}`)).toBe(`{"a":"${"k".repeat(40)}","p":"http://***@proxy.sim:3128"}`);
     expect(mask.all("exit 1")).toBe("exit 1");
+    // A router's worker@rank URLs look like userinfo but are no input of ours: stdout keeps them.
+    const status = `{"workers":["http://172.31.252.11:30001@0","http://172.31.252.12:30001@1"],"p":"${URL_A}"}`;
+    expect(mask.credentials(status)).toBe('{"workers":["http://172.31.252.11:30001@0","http://172.31.252.12:30001@1"],"p":"http://***@proxy.sim:3128"}');
   });
 
   it("a credential-free proxy URL is shown as it is", () => {
