@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   const pull = async (n: number): Promise<number> => {
     await ssh(removeAll);
     const start = Date.now();
-    await ssh(scriptWithEnv("task-images", { ...proxyEnv, IMAGES: PREPULL.join("\n"), CONCURRENCY: String(n), ATTEMPTS: "3" }));
+    await ssh(scriptWithEnv(["retry", "task-images"], { ...proxyEnv, IMAGES: PREPULL.join("\n"), CONCURRENCY: String(n), ATTEMPTS: "3" }));
     return (Date.now() - start) / 1000;
   };
   try {

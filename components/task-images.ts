@@ -60,7 +60,7 @@ export class TaskImages extends pulumi.ComponentResource {
       `${name}-pull`,
       {
         connection: args.connection,
-        create: env.apply((e) => scriptWithEnv("task-images", e)),
+        create: env.apply((e) => scriptWithEnv(["retry", "task-images"], e)),
         check: env.apply((e) => scriptWithEnv("task-images-check", { IMAGES: e.IMAGES })),
         summary: env.apply((e) => e.IMAGES.split("\n")),
         // Only when set: a runner without a proxy keeps the inputs it had.

@@ -15,7 +15,7 @@
 #   ATTEMPTS             attempts per image
 #   INSECURE_REGISTRIES  comma-separated host[:port] list (optional)
 #   DAEMON_JSON          daemon config read for insecure-registries (default /etc/docker/daemon.json)
-#   BACKOFF_SECONDS      first retry delay, doubled each time (default 5)
+#   BACKOFF_SECONDS      first retry delay, doubled each time up to 60 s (default 5)
 #   DIGESTS_DIR          where each pulled image's registry digest is kept (default /var/lib/reprobench/task-image-digests)
 set -euo pipefail
 : "${IMAGES:?}" "${CONCURRENCY:?}" "${ATTEMPTS:?}"
@@ -24,6 +24,12 @@ DAEMON_JSON=${DAEMON_JSON:-/etc/docker/daemon.json}
 BACKOFF_SECONDS=${BACKOFF_SECONDS:-5}
 DIGESTS_DIR=${DIGESTS_DIR:-/var/lib/reprobench/task-image-digests}
 die() { echo "task-images: $*" >&2; exit 1; }
+# Run with retry.sh prepended (scriptWithEnv(["retry", "task-images"], env)); run from its file, it sources
+# retry.sh beside itself.
+if ! declare -F retry >/dev/null; then
+  # shellcheck source=/dev/null
+  . "$(dirname "${BASH_SOURCE[0]:-.}")/retry.sh" 2>/dev/null || die "retry.sh must be prepended (scriptWithEnv([\"retry\", \"task-images\"], env))"
+fi
 for tool in docker skopeo jq xargs flock; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
 
 insecure=",$INSECURE_REGISTRIES,"
@@ -59,27 +65,17 @@ report_done() {
 }
 export -f report_done
 
-# with_retries WHAT ERRFILE cmd…: runs cmd up to ATTEMPTS times, BACKOFF_SECONDS before the second and
-# doubling (at most 60 s), saying each retry on a progress line; stdout passes through, stderr lands in ERRFILE.
-with_retries() {
-  local what=$1 err=$2 attempt delay=$BACKOFF_SECONDS
-  shift 2
-  for ((attempt = 1; ; attempt++)); do
-    "$@" 2>"$err" && return 0
-    [ "$attempt" -lt "$ATTEMPTS" ] || return 1
-    printf 'task-images: progress: retrying %s (attempt %d/%d in %ds): %s\n' "$what" "$((attempt + 1))" "$ATTEMPTS" "$delay" "$(tail -n 1 "$err")" >&2
-    sleep "$delay"
-    delay=$((delay * 2 > 60 ? 60 : delay * 2))
-  done
-}
-export -f with_retries
+# Each step is retried by retry.sh's retry (progress lines name what was retried); xargs runs pull_one in
+# child shells, so the function and its name go to them through the environment.
+export RETRY_NAME=task-images
+export -f retry
 
 # One image: cached → skip; else resolve its digest and copy it, each step retried on its own, then the
 # architecture check. The copy goes through an OCI layout first: a retry after a failed request (a flaky
 # proxy fails one connection of many) fetches only the blobs still missing instead of the whole image.
 # One line of progress per image (xargs runs several at once, each line is written whole).
 pull_one() {
-  local image=$1 registry tls=() inspect_tls=() digest='' layout err
+  local image=$1 registry tls=() inspect_tls=() digest='' layout out
   if docker image inspect "$image" >/dev/null 2>&1; then
     printf 'task-images: cached %s\n' "$image" >&2
   else
@@ -90,19 +86,20 @@ pull_one() {
       tls=(--src-tls-verify=false)
       inspect_tls=(--tls-verify=false)
     fi
-    err=$(mktemp)
+    out=$(mktemp)
     layout="$DIGESTS_DIR/.oci-$(printf %s "$image" | sha256sum | cut -c1-16)"
     # skopeo retries some failed requests itself too (--retry-times: a reset connection, not a 502).
     # The tag's digest for linux/amd64 now, then exactly that build.
-    if digest=$(with_retries "skopeo inspect $image" "$err" skopeo inspect --override-os linux --override-arch amd64 "${inspect_tls[@]}" --retry-times 3 --format '{{.Digest}}' "docker://$image") &&
-      with_retries "skopeo copy $(repo_of "$image")@$digest" "$err" skopeo copy --quiet --override-os linux --override-arch amd64 "${tls[@]}" --retry-times 3 "docker://$(repo_of "$image")@$digest" "oci:$layout:image" >/dev/null &&
-      with_retries "loading $image into docker" "$err" skopeo copy --quiet "oci:$layout:image" "docker-daemon:$image" >/dev/null; then
+    if retry "$ATTEMPTS" "$BACKOFF_SECONDS" "skopeo inspect $image" -- skopeo inspect --override-os linux --override-arch amd64 "${inspect_tls[@]}" --retry-times 3 --format '{{.Digest}}' "docker://$image" >"$out" &&
+      digest=$(cat "$out") &&
+      retry "$ATTEMPTS" "$BACKOFF_SECONDS" "skopeo copy $(repo_of "$image")@$digest" -- skopeo copy --quiet --override-os linux --override-arch amd64 "${tls[@]}" --retry-times 3 "docker://$(repo_of "$image")@$digest" "oci:$layout:image" >/dev/null &&
+      retry "$ATTEMPTS" "$BACKOFF_SECONDS" "loading $image into docker" -- skopeo copy --quiet "oci:$layout:image" "docker-daemon:$image" >/dev/null; then
       printf '%s\n' "$digest" >"$(digest_file "$image")"
       printf 'task-images: pulled %s at %s\n' "$image" "$digest" >&2
     else
-      printf 'task-images: FAILED %s after %d attempts (registry %s, through the host proxy when one is set): %s\n' "$image" "$ATTEMPTS" "$registry" "$(tail -n 1 "$err")" >&2
+      printf 'task-images: FAILED %s after %d attempts (registry %s, through the host proxy when one is set): %s\n' "$image" "$ATTEMPTS" "$registry" "$RETRY_LAST_ERROR" >&2
     fi
-    rm -rf "$layout" "$err"
+    rm -rf "$layout" "$out"
     if ! docker image inspect "$image" >/dev/null 2>&1; then
       report_done
       return 0 # reported by the final count, which names every missing image
