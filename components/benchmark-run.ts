@@ -60,6 +60,8 @@ export interface RunSettings {
   composeOverrideYaml: string | null;
   /** What `harbor run --print-config` must show, and what only the rendered file shows (Harbor defaults). */
   preflight: { printed: ConfigCheck[]; rendered: ConfigCheck[] };
+  /** How many tasks Harbor must resolve the dataset to before the task filter (harbor.expectedTaskCount). */
+  expectedTaskCount: number;
   /** The tool bundle directory to check before launch; null when task containers get none. */
   toolsDir: string | null;
   /** SIGTERM grace for Harbor on stop/destroy, and whether/how long `up` follows the job. */
@@ -86,6 +88,9 @@ export function preflightScriptEnv(run: RunSettings, paths: RunPaths): Record<st
     RENDERED_CHECKS: JSON.stringify(run.preflight.rendered),
     TOOLS_DIR: run.toolsDir ?? "",
     USE_OVERRIDE: run.composeOverrideYaml !== null ? "1" : "0",
+    // Harbor's own dataset loader, asked before launch (harbor-resolve-dataset.sh; run by the preflight).
+    EXPECTED_COUNT: String(run.expectedTaskCount),
+    RESOLVE_SCRIPT: hostScript("harbor-resolve-dataset"),
   };
 }
 
@@ -164,7 +169,8 @@ export interface BenchmarkRunArgs {
 
 /**
  * The benchmark job (seed 000 "执行 full-run preflight" → "启动 89-task 6× full run" → "正确停止实验"):
- * a job name fixed in state, the rendered config preflighted with the real `harbor run --print-config`,
+ * a job name fixed in state, the rendered config preflighted with the real `harbor run --print-config`
+ * and its dataset resolved by Harbor's own loader (the task count and every task-filter name checked),
  * a run manifest, `harbor run` under a transient systemd unit with its output in a log file, optionally
  * followed to completion. Destroy stops Harbor with SIGTERM and waits; job directories are never removed.
  */

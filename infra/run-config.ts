@@ -200,6 +200,7 @@ export function runSettings(config: ReprobenchConfig, apiBase: string, stackId: 
     jobConfigYaml: renderJobConfig(config, apiBase),
     composeOverrideYaml: docker ? renderComposeOverride(config) : null,
     preflight: preflightChecks(jobConfigObject(config, apiBase)),
+    expectedTaskCount: config.harbor.expectedTaskCount,
     toolsDir: config.toolBundle.enabled && docker ? config.toolBundle.hostDir : null,
     stopTimeoutSecs: config.run.stopTimeoutSecs,
     waitForCompletion: config.run.waitForCompletion,

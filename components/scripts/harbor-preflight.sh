@@ -3,6 +3,10 @@
 # "执行 full-run preflight"): the real `harbor run --config … --extra-docker-compose … --print-config`,
 # saved as resolved-config.json, with the key fields asserted. --print-config omits fields equal to
 # Harbor's defaults, so those are asserted on the rendered file instead (read with the venv's PyYAML).
+# --print-config checks no dataset (it exits 0 for a path that does not exist), so the resolved config's
+# datasets are then expanded by Harbor's own loader in the venv (harbor-resolve-dataset.sh): a missing
+# path, a task count other than harbor.expectedTaskCount (each skipped task directory named with what it
+# lacks) and a run.taskFilter.include name that matches no task fail here, before anything is launched.
 # Inputs (env):
 #   VENV               Harbor venv
 #   RUN_DIR            directory for this job's files
@@ -13,9 +17,11 @@
 #   RENDERED_CHECKS    JSON [{path, expected}] that the rendered file must hold
 #   TOOLS_DIR          tool bundle directory whose bin/tmux and bin/asciinema the override binds (or empty)
 #   USE_OVERRIDE       1 = the run passes the override (Docker), 0 = not (hf-sandbox)
+#   EXPECTED_COUNT     tasks Harbor must resolve the dataset to before the filter (harbor.expectedTaskCount)
+#   RESOLVE_SCRIPT     text of harbor-resolve-dataset.sh (run from its file: the one beside this script)
 set -euo pipefail
 : "${VENV:?}" "${RUN_DIR:?}" "${JOB_CONFIG:?}" "${JOB_CONFIG_YAML:?}" "${COMPOSE_OVERRIDE:?}" "${COMPOSE_OVERRIDE_YAML:?}"
-: "${RESOLVED_CONFIG:?}" "${PRINTED_CHECKS:?}" "${RENDERED_CHECKS:?}"
+: "${RESOLVED_CONFIG:?}" "${PRINTED_CHECKS:?}" "${RENDERED_CHECKS:?}" "${EXPECTED_COUNT:?}"
 TOOLS_DIR=${TOOLS_DIR:-}
 die() { echo "harbor-preflight: $*" >&2; exit 1; }
 command -v jq >/dev/null || die "'jq' is required on this host"
@@ -59,4 +65,16 @@ fi
 n_printed=$(jq 'length' <<<"$PRINTED_CHECKS")
 n_rendered=$(jq 'length' <<<"$RENDERED_CHECKS")
 echo "harbor-preflight: $n_printed fields match in $RESOLVED_CONFIG, $n_rendered default-valued fields match in $JOB_CONFIG" >&2
-jq -c '{n_concurrent_trials, agent_timeout_multiplier, agent_setup_timeout_multiplier, agents: [.agents[] | {name, model_name, n_concurrent}], datasets}' "$RESOLVED_CONFIG"
+
+# The tasks Harbor will run, as its own loader resolves them (prints "harbor-preflight: Harbor resolves N tasks …").
+if [ -z "${RESOLVE_SCRIPT:-}" ]; then
+  resolve_file="$(dirname "${BASH_SOURCE[0]:-.}")/harbor-resolve-dataset.sh"
+  [ -f "$resolve_file" ] || die "RESOLVE_SCRIPT is empty and $resolve_file is missing (preflightScriptEnv passes the script)"
+  RESOLVE_SCRIPT=$(<"$resolve_file")
+fi
+resolved_tasks=$(VENV="$VENV" RESOLVED_CONFIG="$RESOLVED_CONFIG" EXPECTED_COUNT="$EXPECTED_COUNT" LOG_NAME=harbor-preflight \
+  bash -c "$RESOLVE_SCRIPT" harbor-resolve-dataset) || exit 1
+resolved_tasks=$(tail -n 1 <<<"$resolved_tasks")
+jq -c --argjson resolved "$resolved_tasks" \
+  '{n_concurrent_trials, agent_timeout_multiplier, agent_setup_timeout_multiplier, agents: [.agents[] | {name, model_name, n_concurrent}], datasets,
+    tasks: [$resolved.datasets[] | {path, tasks, selected: (.selected | length)}]}' "$RESOLVED_CONFIG"

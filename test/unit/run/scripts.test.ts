@@ -203,7 +203,9 @@ describe("harbor-preflight.sh", () => {
       datasets: [{ path: "/var/lib/reprobench/terminal-bench-2-1/tasks" }],
     };
     mutatePrinted(printed);
-    return { dir, paths, run: () => runScript("harbor-preflight.sh", { ...env, PRINTED: JSON.stringify(printed) }) };
+    // The dataset Harbor resolves is harbor-resolve-dataset.test.ts's: here a stand-in that resolves none.
+    const resolveStub = `echo '{"datasets":[]}'`;
+    return { dir, paths, run: () => runScript("harbor-preflight.sh", { ...env, PRINTED: JSON.stringify(printed), RESOLVE_SCRIPT: resolveStub }) };
   }
 
   it("writes both files, runs harbor --print-config with them, and passes when the fields match", () => {
