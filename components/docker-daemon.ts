@@ -31,6 +31,8 @@ export interface DaemonSettings {
   daemonConfigPath: string;
   /** Put the pre-reprobench daemon.json back on destroy. */
   restoreOnDestroy: boolean;
+  /** daemon.json "registry-mirrors" (Docker Hub pull-through caches; registries[].mirror of docker.io). Empty: none of ours. */
+  registryMirrors?: string[];
 }
 
 type Pool = AddressPool;
@@ -73,6 +75,8 @@ export function daemonScriptEnv(docker: DaemonSettings): Record<string, string> 
     VERIFY_NETWORKS: String(docker.verifyNetworks),
     STATE_DIR: DAEMON_STATE_DIR,
     DAEMON_JSON: docker.daemonConfigPath,
+    // Only when set: a stack without mirrors keeps the script it had.
+    ...(docker.registryMirrors && docker.registryMirrors.length > 0 ? { MIRRORS_JSON: JSON.stringify(docker.registryMirrors) } : {}),
   };
 }
 

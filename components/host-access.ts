@@ -2,6 +2,7 @@ import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { lastJsonLine, scriptWithEnv } from "./host-script";
+import type { RegistryLogin } from "./registry-access";
 import { type HostConnectionInput, dockerHostUrl, loginSudo, sshMaterialDir, sshOptions, writeSshMaterial } from "./ssh";
 
 /** The stack that owns a cluster: its project, its name and a token of its own (two stacks of one name differ). */
@@ -35,6 +36,11 @@ export interface HostAccessArgs {
    * stops `up` before any host is claimed or changed.
    */
   readonly after?: pulumi.Resource[];
+  /**
+   * Registry accounts the Docker provider pulls as, should it pull a server image itself (image-digest.sh
+   * pulls it first, with the same credentials); secret. Omitted: anonymous.
+   */
+  readonly registryLogins?: pulumi.Input<RegistryLogin[]>;
 }
 
 export interface HostRightsArgs {
@@ -114,7 +120,14 @@ export class HostAccess extends pulumi.ComponentResource {
       // Through the facts: no image is pulled before the host was claimed.
       // Through the claim's URN (known in previews, resolved once the claim succeeded): no image is pulled
       // before the host was claimed, and a re-read of the facts never makes the provider look changed.
-      { host: pulumi.all([connection, probe.urn]).apply(([c]) => dockerHostUrl(c)), sshOpts },
+      {
+        host: pulumi.all([connection, probe.urn]).apply(([c]) => dockerHostUrl(c)),
+        sshOpts,
+        // Only when set: a stack without registry accounts keeps the provider configuration it had.
+        ...(args.registryLogins !== undefined
+          ? { registryAuth: pulumi.secret(pulumi.output(args.registryLogins).apply((logins) => logins.map((l) => ({ address: l.registry === "docker.io" ? "registry-1.docker.io" : l.registry, username: l.username, password: l.password })))) }
+          : {}),
+      },
       { parent: this },
     );
     this.registerOutputs({ facts: this.facts, loginUser: this.loginUser, dockerProvider: this.dockerProvider });

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { scriptWithEnv } from "./host-script";
+import { mergedEnvironment } from "./registry-access";
 import type { HostConnectionInput } from "./ssh";
 
 /**
@@ -23,8 +24,8 @@ export function imageDigestScripts(image: string, attempts = 8, followTags = fal
   // Only when set: a stack that does not follow tags keeps the scripts it had.
   const follow: Record<string, string> = followTags ? { FOLLOW_TAGS: "1" } : {};
   return {
-    create: scriptWithEnv(["retry", "image-digest"], { IMAGE: image, PULL: "1", ATTEMPTS: String(attempts), BACKOFF_SECONDS: "2", ...follow }),
-    check: scriptWithEnv("image-digest", { IMAGE: image, ...follow, ...(what ? { WHAT: what } : {}) }),
+    create: scriptWithEnv(["retry", "registry", "image-digest"], { IMAGE: image, PULL: "1", ATTEMPTS: String(attempts), BACKOFF_SECONDS: "2", ...follow }),
+    check: scriptWithEnv(["registry", "image-digest"], { IMAGE: image, ...follow, ...(what ? { WHAT: what } : {}) }),
   };
 }
 
@@ -42,8 +43,10 @@ export function registryDigest(
   args: {
     connection: pulumi.Input<HostConnectionInput>;
     image: string;
-    /** HTTP(S)_PROXY/NO_PROXY for skopeo (hosts[].proxy); secret. */
+    /** HTTP(S)_PROXY/NO_PROXY for the registry HEAD (hosts[].proxy); secret. */
     proxyEnv?: pulumi.Input<Record<string, string>>;
+    /** Registry credentials and mirrors (components/registry-access.ts registryScriptEnv); secret. */
+    registryEnv?: pulumi.Input<Record<string, string>>;
     /** Follow the tag: a build it names later is drift, pulled by the next `up` (default false). */
     followTags?: boolean;
     /** Who keeps the build, for the warning ("worker-a's model server"). */
@@ -52,13 +55,14 @@ export function registryDigest(
   opts: pulumi.CustomResourceOptions,
 ): pulumi.Output<string> {
   const scripts = imageDigestScripts(args.image, 8, args.followTags === true, args.what);
+  const environment = mergedEnvironment(args.proxyEnv, args.registryEnv);
   const lookup = new CheckedCommand(
     name,
     {
       connection: args.connection,
       ...scripts,
-      // Only when set: a host without a proxy keeps the inputs it had.
-      ...(args.proxyEnv !== undefined ? { environment: args.proxyEnv } : {}),
+      // Only when set: a host without a proxy or registry settings keeps the inputs it had.
+      ...(environment !== undefined ? { environment } : {}),
       onDrift: "update",
       // A model server image is tens of GB; the check only asks the registry.
       timeoutSeconds: 3 * 3600,

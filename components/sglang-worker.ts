@@ -68,6 +68,8 @@ export interface SglangWorkerArgs {
   readonly apiKey: pulumi.Input<string>;
   /** HTTP(S)_PROXY/NO_PROXY of the host's proxy (hosts[].proxy) for the registry lookup; secret. Omitted: none. */
   readonly proxyEnv?: pulumi.Input<Record<string, string>>;
+  /** Registry credentials and mirrors for the image pull (registries[]; components/registry-access.ts); secret. */
+  readonly registryEnv?: pulumi.Input<Record<string, string>>;
   /** Refuse a change that restarts this server while a Harbor job runs (omitted: no guard). */
   readonly restartGuard?: RestartGuardSettings;
   /** Pull the build the image's tag names now on every `up` (reprobench:followImageTags; default false). */
@@ -108,7 +110,7 @@ export class SglangWorker extends pulumi.ComponentResource {
     const what = `${s.hostName}'s model server (${s.containerName})`;
     const digest = registryDigest(
       `${name}-image-digest`,
-      { connection: args.connection, image: s.image, proxyEnv: args.proxyEnv, followTags: args.followImageTags, what },
+      { connection: args.connection, image: s.image, proxyEnv: args.proxyEnv, registryEnv: args.registryEnv, followTags: args.followImageTags, what },
       { parent: this, dependsOn: opts?.dependsOn },
     );
     this.image = new docker.RemoteImage(`${name}-image`, { name: digest.apply((d) => pinnedImageRef(s.image, d)), keepLocally: true }, childOpts);

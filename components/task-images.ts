@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { lastJsonLine, scriptWithEnv } from "./host-script";
+import { type PullLimit, mergedEnvironment, pullQuotaWarnings } from "./registry-access";
 import type { HostConnectionInput } from "./ssh";
 
 /** How task images are pulled (harbor.imagePull* of the stack). */
@@ -14,7 +15,7 @@ export interface ImagePullSettings {
 }
 
 /** Inputs of task-images.sh for an image list (deduplicated and sorted, so the order never causes a diff). */
-export function taskImagesScriptEnv(harbor: ImagePullSettings, images: string[], daemonConfigPath: string): Record<string, string> {
+export function taskImagesScriptEnv(harbor: ImagePullSettings, images: string[], daemonConfigPath: string, timeBudgetSeconds = TASK_IMAGES_TIME_BUDGET_SECONDS): Record<string, string> {
   if (images.length === 0) throw new Error("TaskImages: the dataset lists no [environment].docker_image to pre-pull");
   return {
     IMAGES: [...new Set(images)].sort().join("\n"),
@@ -22,7 +23,23 @@ export function taskImagesScriptEnv(harbor: ImagePullSettings, images: string[],
     ATTEMPTS: String(harbor.imagePullAttempts),
     INSECURE_REGISTRIES: harbor.insecureRegistries.join(","),
     DAEMON_JSON: daemonConfigPath,
+    TIME_BUDGET_SECONDS: String(timeBudgetSeconds),
   };
+}
+
+/** How long the pre-pull step may run. */
+export const TASK_IMAGES_TIMEOUT_SECONDS = 4 * 3600;
+/** How long of that it may wait for a registry's pull window (the rest is for the pulls themselves). */
+export const TASK_IMAGES_TIME_BUDGET_SECONDS = TASK_IMAGES_TIMEOUT_SECONDS - 30 * 60;
+
+/** What the stack knows of its registries' pull limits, for the warning before a pre-pull. */
+export interface PullQuotaSettings {
+  /** Registry → counted pulls per window for the login the stack pulls as. */
+  limits: Record<string, PullLimit | undefined>;
+  /** Registries pulled through a mirror (their quota is the mirror's). */
+  mirrored: string[];
+  /** Registries the stack has credentials for. */
+  credentialed: string[];
 }
 
 /** What task-images.sh prints last. */
@@ -43,6 +60,10 @@ export interface TaskImagesArgs {
   readonly images: pulumi.Input<string[]>;
   /** HTTP(S)_PROXY/NO_PROXY of the runner's proxy (hosts[].proxy), merged into the scripts' secret environment; omitted: none. */
   readonly proxyEnv?: pulumi.Input<Record<string, string>>;
+  /** Registry credentials and mirrors (registries[]; components/registry-access.ts); secret. Omitted: anonymous, direct. */
+  readonly registryEnv?: pulumi.Input<Record<string, string>>;
+  /** Known pull limits: a warning (preview, up) when the images need more pull windows than the step may wait. */
+  readonly pullQuota?: PullQuotaSettings;
 }
 
 /**
@@ -56,16 +77,24 @@ export class TaskImages extends pulumi.ComponentResource {
   constructor(name: string, args: TaskImagesArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:runner:TaskImages", name, {}, opts);
     const env = pulumi.output(args.images).apply((images) => taskImagesScriptEnv(args.settings, images, args.daemonConfigPath));
+    const quota = args.pullQuota;
+    if (quota !== undefined) {
+      // Known in a preview once the dataset exists (its image list is in state); said again by the step.
+      pulumi.output(args.images).apply((images) => {
+        for (const warning of pullQuotaWarnings(images, quota.limits, quota.mirrored, TASK_IMAGES_TIME_BUDGET_SECONDS, quota.credentialed)) void pulumi.log.warn(warning, this);
+      });
+    }
+    const environment = mergedEnvironment(args.proxyEnv, args.registryEnv);
     const pull = new CheckedCommand(
       `${name}-pull`,
       {
         connection: args.connection,
-        create: env.apply((e) => scriptWithEnv(["retry", "task-images"], e)),
+        create: env.apply((e) => scriptWithEnv(["retry", "registry", "task-images"], e)),
         check: env.apply((e) => scriptWithEnv("task-images-check", { IMAGES: e.IMAGES })),
         summary: env.apply((e) => e.IMAGES.split("\n")),
-        // Only when set: a runner without a proxy keeps the inputs it had.
-        ...(args.proxyEnv !== undefined ? { environment: args.proxyEnv } : {}),
-        timeoutSeconds: 4 * 3600,
+        // Only when set: a runner without a proxy or registry settings keeps the inputs it had.
+        ...(environment !== undefined ? { environment } : {}),
+        timeoutSeconds: TASK_IMAGES_TIMEOUT_SECONDS,
       },
       { parent: this },
     );

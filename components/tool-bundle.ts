@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { scriptWithEnv } from "./host-script";
+import { mergedEnvironment } from "./registry-access";
 import { type RestartGuardSettings, guardHooks } from "./restart-guard";
 import type { HostConnectionInput } from "./ssh";
 
@@ -34,6 +35,8 @@ export interface ToolBundleArgs {
   readonly settings: ToolBundleSettings;
   /** HTTP(S)_PROXY/NO_PROXY of the runner's proxy (hosts[].proxy), merged into the scripts' secret environment; omitted: none. */
   readonly proxyEnv?: pulumi.Input<Record<string, string>>;
+  /** Registry credentials for the canary pull (registries[]; components/registry-access.ts); secret. Omitted: anonymous. */
+  readonly registryEnv?: pulumi.Input<Record<string, string>>;
   /** Refuse a rebuild or removal while a Harbor job runs (omitted: no guard). */
   readonly restartGuard?: RestartGuardSettings;
 }
@@ -51,16 +54,18 @@ export class ToolBundle extends pulumi.ComponentResource {
   constructor(name: string, args: ToolBundleArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:runner:ToolBundle", name, {}, opts);
     const t = args.settings;
+    const environment = mergedEnvironment(args.proxyEnv, args.registryEnv);
     const build = new CheckedCommand(
       `${name}-build`,
       {
         connection: args.connection,
-        create: scriptWithEnv(["retry", "owned-dir", "tool-bundle"], bundleScriptEnv(t)),
+        create: scriptWithEnv(["retry", "registry", "owned-dir", "tool-bundle"], bundleScriptEnv(t)),
         check: scriptWithEnv("tool-bundle-check", { TOOLS_DIR: t.hostDir }),
         // The path travels as an input (never spliced into shell text); only what is ours is removed.
         delete: scriptWithEnv(["owned-dir", "tool-bundle-remove"], { TOOLS_DIR: t.hostDir }),
-        // The asciinema wheel is downloaded through it (only when set).
-        ...(args.proxyEnv !== undefined ? { environment: args.proxyEnv } : {}),
+        // The asciinema wheel is downloaded through the proxy; the canary pulled with the registry
+        // credentials (each only when set).
+        ...(environment !== undefined ? { environment } : {}),
         // The build swaps the new bundle in atomically (a symlink renamed over the old one; running trials
         // keep the version they mounted): re-running it repairs drift.
         onDrift: "update",

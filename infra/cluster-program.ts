@@ -8,13 +8,15 @@ import { HarborRunner } from "../components/harbor-runner";
 import { type ClusterOwner, HostAccess, HostRights } from "../components/host-access";
 import { ModelBridge } from "../components/model-bridge";
 import { ProxyBridge } from "../components/proxy-bridge";
+import { daemonRegistryMirrors } from "../components/registry-access";
 import { restartGuardHook } from "../components/restart-guard";
 import { SglangRouter } from "../components/sglang-router";
 import { SglangWorker } from "../components/sglang-worker";
 import { TaskImages, type TaskImagesReport } from "../components/task-images";
 import { ToolBundle } from "../components/tool-bundle";
 import {
-  type LoadedConfig, apiBase, bridgeSettings, hostDaemonProxies, hostProxyEnv, hostsWithRole, modelBridgeSettings, mutableImageRefs, routerSettings, soleHostWithRole, sshConnection, usesModelBridge, workerSettings,
+  type LoadedConfig, apiBase, bridgeSettings, hostDaemonProxies, hostProxyEnv, hostRegistryEnv, hostsWithRole, modelBridgeSettings, mutableImageRefs, pullQuotaSettings, registryMirrors, routerSettings, soleHostWithRole, sshConnection,
+  usesModelBridge, workerSettings,
 } from "./config";
 import { publicConfig, renderJobConfig, runSettings } from "./run-config";
 
@@ -58,16 +60,20 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
   restartGuardHook(restartGuard);
   // The logins' rights on every host first: a login without them anywhere stops `up` before any host changes.
   const rights = config.hosts.map((host) => new HostRights(`${host.name}-rights`, { connection: sshConnection(loaded, host.name) }));
+  // Registry credentials and mirrors (registries[]) for every step that pulls an image; undefined: none.
+  const registryEnv = hostRegistryEnv(loaded);
+  const registryLogins = config.registries.some((r) => r.username !== null) ? loaded.secrets.registryLogins : undefined;
+  const daemonSettings = { ...config.docker, registryMirrors: daemonRegistryMirrors(registryMirrors(config)) };
   // Each host: claimed, its facts and Docker engine (over SSH), then daemon.json's address pools.
   const access: Record<string, HostAccess> = {};
   const daemons: Record<string, DockerDaemonConfig> = {};
   for (const host of config.hosts) {
     const connection = sshConnection(loaded, host.name);
-    access[host.name] = new HostAccess(host.name, { connection, owner, after: rights });
+    access[host.name] = new HostAccess(host.name, { connection, owner, after: rights, registryLogins });
     daemons[host.name] = new DockerDaemonConfig(
       `${host.name}-docker`,
-      // dockerd pulls through the host's proxy (hosts[].proxy), when it has one.
-      { connection, settings: config.docker, hostName: host.name, restartGuard, proxies: hostDaemonProxies(loaded, host.name) },
+      // dockerd pulls through the host's proxy (hosts[].proxy), when it has one, and Docker Hub through its mirror.
+      { connection, settings: daemonSettings, hostName: host.name, restartGuard, proxies: hostDaemonProxies(loaded, host.name) },
       { dependsOn: [access[host.name]] },
     );
   }
@@ -87,7 +93,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
       : undefined;
 
   const toolBundle = config.toolBundle.enabled
-    ? new ToolBundle("tool-bundle", { connection: runnerConnection, settings: config.toolBundle, proxyEnv: hostProxyEnv(loaded, runner.name), restartGuard }, { dependsOn: [daemons[runner.name]] })
+    ? new ToolBundle("tool-bundle", { connection: runnerConnection, settings: config.toolBundle, proxyEnv: hostProxyEnv(loaded, runner.name), registryEnv, restartGuard }, { dependsOn: [daemons[runner.name]] })
     : undefined;
 
   // Workers start after their host's daemon.json is settled (a docker restart would kill them) and after
@@ -104,6 +110,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
           settings: workerSettings(config, host.name),
           apiKey: apiKey.result,
           proxyEnv: hostProxyEnv(loaded, host.name),
+          registryEnv,
           restartGuard,
           followImageTags: config.followImageTags,
         },
@@ -125,6 +132,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
           workers: workers.map((w) => ({ url: w.url, dpSize: w.dpSize })),
           apiKey: apiKey.result,
           proxyEnv: hostProxyEnv(loaded, routerHost.name),
+          registryEnv,
           restartGuard,
           followImageTags: config.followImageTags,
         },
@@ -153,7 +161,10 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
   const taskImages = harborRunner && config.run.environment === "docker"
     ? new TaskImages(
         "task-images",
-        { connection: runnerConnection, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: harborRunner.images, proxyEnv: hostProxyEnv(loaded, runner.name) },
+        {
+          connection: runnerConnection, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: harborRunner.images, proxyEnv: hostProxyEnv(loaded, runner.name), registryEnv,
+          pullQuota: pullQuotaSettings(config),
+        },
         { dependsOn: [daemons[runner.name]] },
       )
     : undefined;

@@ -275,6 +275,14 @@ export function plaintextSecretProblems(raw: Record<string, unknown>, isEncrypte
       }
     }
   }
+  const passwords = raw.registryPasswords;
+  if (!isEncrypted("registryPasswords") && passwords !== null && typeof passwords === "object" && !Array.isArray(passwords)) {
+    for (const [name, value] of Object.entries(passwords)) {
+      if (typeof value === "string" && value !== SECRET_PLACEHOLDER && value !== "") {
+        out.push({ key: configKey(["registryPasswords", name]), message: `stored in plaintext (not shown); expected an encrypted value: pulumi config set --secret --path 'reprobench:registryPasswords.${name}' TOKEN` });
+      }
+    }
+  }
   const token = raw.hfToken;
   if (!isEncrypted("hfToken") && typeof token === "string" && token !== SECRET_PLACEHOLDER && token !== "") {
     out.push({ key: configKey(["hfToken"]), message: "stored in plaintext (not shown); expected an encrypted value: pulumi config set --secret reprobench:hfToken TOKEN" });
@@ -305,6 +313,7 @@ export function crossFieldProblems(config: ReprobenchConfig): ConfigProblem[] {
     ...engineProblems(config),
     ...profileProblems(config),
     ...hostProxyProblems(config),
+    ...registryProblems(config),
   ];
 }
 
@@ -435,6 +444,10 @@ export function missingSecretProblems(config: ReprobenchConfig): ConfigProblem[]
     if (host.proxy === undefined || host.proxy.url !== undefined || host.proxy.urlFile !== undefined) return;
     if (config.proxyUrls[host.name] !== undefined || config.proxyUrls.default !== undefined) return;
     out.push(problem(["proxyUrls", host.name], `missing; host ${host.name} has hosts[${i}].proxy but no proxy URL: pulumi config set --secret --path 'reprobench:proxyUrls.${host.name}' 'http://USER:PASSWORD@HOST:PORT' (or proxyUrls.default, hosts[${i}].proxy.urlFile, or hosts[${i}].proxy.url for a URL without credentials)`));
+  });
+  config.registries.forEach((registry, i) => {
+    if (registry.username === null || registry.passwordFile !== undefined || config.registryPasswords[registry.host] !== undefined) return;
+    out.push(problem(["registryPasswords", registry.host], `missing; registries[${i}] (${registry.host}) pulls as ${registry.username} but has no password: pulumi config set --secret --path 'reprobench:registryPasswords.${registry.host}' TOKEN (or registries[${i}].passwordFile)`));
   });
   if (config.run.enabled && config.run.environment === "hf-sandbox" && config.hfToken === undefined) {
     out.push(problem(["hfToken"], "missing; expected a Hugging Face token because run.environment is hf-sandbox (each task runs as an HF Jobs sandbox): pulumi config set --secret reprobench:hfToken TOKEN"));
@@ -722,6 +735,35 @@ function hostProxyProblems(config: ReprobenchConfig): ConfigProblem[] {
     if (value === SECRET_PLACEHOLDER) continue;
     const bad = proxyUrlProblem(value, true);
     if (bad !== null) out.push(problem(["proxyUrls", name], `got a value that is not a proxy URL (not shown): ${bad}`));
+  }
+  return out;
+}
+
+/**
+ * registries[] and the secret registryPasswords: one entry per registry, a password only for an account and
+ * from one source, mirrors as plain http(s)://HOST[:PORT] URLs (credentials belong in the mirror's own
+ * config, not in a URL the hosts' files show).
+ */
+function registryProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const out: ConfigProblem[] = duplicates(config.registries, (r) => r.host, (i, first) => problem(["registries", i, "host"], `got ${config.registries[i].host} again (also registries[${first}]); expected one entry per registry`));
+  config.registries.forEach((registry, i) => {
+    const secret = config.registryPasswords[registry.host] !== undefined;
+    if (registry.username === null && (registry.passwordFile !== undefined || secret)) {
+      out.push(problem(["registries", i, "username"], `missing; registries[${i}] (${registry.host}) has a password (${secret ? `registryPasswords.${registry.host}` : "passwordFile"}) but no account; expected the user name the password belongs to`));
+    }
+    if (registry.passwordFile !== undefined && secret) {
+      out.push(problem(["registryPasswords", registry.host], `set, but registries[${i}] takes its password from passwordFile; expected one source per registry`));
+    }
+    if (registry.mirror !== null) {
+      const url = new URL(registry.mirror);
+      if (!["http:", "https:"].includes(url.protocol)) out.push(problem(["registries", i, "mirror"], `got scheme ${url.protocol.replace(/:$/, "")}; expected http or https`));
+      else if (url.username !== "" || url.password !== "") out.push(problem(["registries", i, "mirror"], "got a URL with credentials (not shown); expected http(s)://HOST[:PORT] (a pull-through cache takes its upstream credentials in its own config)"));
+      else if ((url.pathname !== "" && url.pathname !== "/") || url.search !== "") out.push(problem(["registries", i, "mirror"], `got ${JSON.stringify(registry.mirror)}; expected http(s)://HOST[:PORT] with nothing after it`));
+    }
+  });
+  const hosts = config.registries.map((r) => r.host);
+  for (const name of Object.keys(config.registryPasswords)) {
+    if (!hosts.includes(name)) out.push(problem(["registryPasswords", name], `names no registry; expected one of registries[].host (${hosts.length > 0 ? hosts.join(", ") : "none configured"})`));
   }
   return out;
 }

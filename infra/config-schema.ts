@@ -16,7 +16,7 @@ export type HostRole = (typeof HOST_ROLES)[number];
 export const SECRET_PLACEHOLDER = "[secret]";
 
 /** Top-level keys whose values are secrets: never printed, wrapped in pulumi.secret at run time. */
-export const SECRET_KEYS = ["sshPrivateKeys", "proxyUpstream", "hfToken", "proxyUrls"] as const;
+export const SECRET_KEYS = ["sshPrivateKeys", "proxyUpstream", "hfToken", "proxyUrls", "registryPasswords"] as const;
 
 /** Model server engines: SGLang (seed 000/003) or vLLM (seed 002 Run 2). */
 export const ENGINES = ["sglang", "vllm"] as const;
@@ -660,6 +660,43 @@ export const runSchema = z
   .strict();
 
 // ---------------------------------------------------------------------------------------------------------
+// Image registries: credentials, mirrors, pull limits.
+
+const REGISTRY_HOST = /^(docker\.io|localhost(:[0-9]+)?|[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]+)?)$/;
+
+/** Docker Hub's documented hourly pull limits (docs.docker.com, usage and limits). */
+export const DOCKER_HUB_PULL_LIMITS = { anonymous: 10, authenticated: 100, windowSeconds: 3600 } as const;
+
+export const registrySchema = z
+  .object({
+    /**
+     * The registry as image references name it: "docker.io" for Docker Hub (alexgshaw/…, lmsysorg/sglang),
+     * else host[:port] (registry.sim:5000, ghcr.io).
+     */
+    host: z.string().regex(REGISTRY_HOST, { message: "expected docker.io or a registry host[:port] such as ghcr.io or registry.example:5000" }),
+    /**
+     * The account to pull as (null: anonymous). Its password or access token is a secret: pulumi config set
+     * --secret --path 'reprobench:registryPasswords.<host>' TOKEN, or a file (passwordFile).
+     */
+    username: z.string().min(1).nullable().default(null),
+    /** A local file holding the password or token (one line, kept out of the stack file), instead of registryPasswords. */
+    passwordFile: localPath.optional(),
+    /**
+     * A pull-through cache serving this registry's images, as a URL (http://mirror.internal:5000). skopeo
+     * (task images) pulls through it; for docker.io it is also daemon.json's registry-mirrors (dockerd mirrors
+     * Docker Hub only). Its quota is its own: the pre-pull does not count this registry's limit for it.
+     */
+    mirror: z.string().url({ message: "expected a mirror URL such as http://mirror.internal:5000" }).nullable().default(null),
+    /**
+     * Counted pulls this registry allows per window for this login, for the warning when a dataset needs
+     * more than the pre-pull's time allows. Default: Docker Hub's documented limits for docker.io, none
+     * known elsewhere. The pre-pull itself goes by the ratelimit-* headers the registry sends.
+     */
+    pullLimit: z.object({ pulls: positiveInt, windowSeconds: positiveInt }).strict().nullable().optional(),
+  })
+  .strict();
+
+// ---------------------------------------------------------------------------------------------------------
 // The whole environment.
 
 export const configSchema = z
@@ -683,6 +720,10 @@ export const configSchema = z
      * credentials: pulumi config set --secret --path 'reprobench:proxyUrls.<host>' URL.
      */
     proxyUrls: z.record(z.string(), z.string()).default({}),
+    /** Image registries the hosts pull from with credentials, through a mirror, or with a known pull limit. */
+    registries: z.array(registrySchema).default([]),
+    /** SECRET. Registry host → password or access token of registries[].username. */
+    registryPasswords: z.record(z.string(), z.string()).default({}),
     toolBundle: toolBundleSchema.default({}),
     harbor: harborSchema.default({}),
     run: runSchema.default({}),
@@ -722,6 +763,7 @@ export type SglangConfig = ReprobenchConfig["sglang"];
 export type SglangOverride = z.infer<typeof sglangOverrideSchema>;
 export type RouterConfig = ReprobenchConfig["router"];
 export type RunConfig = ReprobenchConfig["run"];
+export type RegistryConfig = ReprobenchConfig["registries"][number];
 
 // ---------------------------------------------------------------------------------------------------------
 // A run stack: a job on a cluster another stack of this project owns.

@@ -7,8 +7,10 @@ import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { type DaemonProxies, daemonProxies, proxyEnvironment, proxyUrlProblem } from "../components/host-proxy";
+import { type PullLimit, type RegistryLogin, type RegistryMirror, registryScriptEnv } from "../components/registry-access";
+import type { PullQuotaSettings } from "../components/task-images";
 import type { HostConnectionInput } from "../components/ssh";
-import { type ReprobenchConfig, type RunStackConfig, SECRET_KEYS, SECRET_PLACEHOLDER, checkPublicKeyLine } from "./config-schema";
+import { DOCKER_HUB_PULL_LIMITS, type ReprobenchConfig, type RunStackConfig, SECRET_KEYS, SECRET_PLACEHOLDER, checkPublicKeyLine } from "./config-schema";
 import {
   type ConfigProblem, NAMESPACE, configKey, formatProblems, missingSecretProblems, parseConfig, parseRunStackConfig, plaintextSecretProblems,
 } from "./config-parse";
@@ -50,6 +52,8 @@ export interface LocalFiles {
   privateKeyFiles: Record<string, string>;
   /** Host name → proxy URL read from proxy.urlFile (only hosts that set it; a secret). */
   proxyUrlFiles: Record<string, string>;
+  /** Registry host → password read from registries[].passwordFile (only registries that set it; a secret). */
+  registryPasswordFiles?: Record<string, string>;
   problems: ConfigProblem[];
 }
 
@@ -65,7 +69,7 @@ export function readLocalFiles(
   projectDir: string,
   read: (path: string) => string = (p) => readFileSync(p, "utf8"),
 ): LocalFiles {
-  const result: LocalFiles = { hostKeys: {}, privateKeyFiles: {}, proxyUrlFiles: {}, problems: [] };
+  const result: LocalFiles = { hostKeys: {}, privateKeyFiles: {}, proxyUrlFiles: {}, registryPasswordFiles: {}, problems: [] };
   const tryRead = (path: string, keyPath: (string | number)[]): string | undefined => {
     const full = resolveLocalPath(path, projectDir);
     try {
@@ -105,6 +109,14 @@ export function readLocalFiles(
       }
     }
   });
+  config.registries.forEach((registry, i) => {
+    if (registry.passwordFile === undefined) return;
+    const text = tryRead(registry.passwordFile, ["registries", i, "passwordFile"]);
+    if (text === undefined) return;
+    const password = text.trim();
+    if (password === "" || password.includes("\n")) result.problems.push({ key: configKey(["registries", i, "passwordFile"]), message: `got ${JSON.stringify(registry.passwordFile)}, which does not hold one line (contents not shown); expected the password or access token of ${registry.username ?? "the account"} on ${registry.host}` });
+    else (result.registryPasswordFiles ??= {})[registry.host] = password;
+  });
   return result;
 }
 
@@ -136,7 +148,43 @@ export interface LoadedConfig {
     hfToken: pulumi.Output<string> | undefined;
     /** Host name → its proxy URL (hosts[].proxy), marked secret; only hosts with a proxy. */
     proxyUrl?: Record<string, pulumi.Output<string>>;
+    /** Every registries[] account with its password, marked secret (empty: anonymous everywhere). */
+    registryLogins?: pulumi.Output<RegistryLogin[]>;
   };
+}
+
+/** The mirrors of registries[] (registry → mirror URL). */
+export function registryMirrors(config: ReprobenchConfig): RegistryMirror[] {
+  return config.registries.filter((r) => r.mirror !== null).map((r) => ({ registry: r.host, url: r.mirror as string }));
+}
+
+/**
+ * What the stack knows of its registries' pull limits: registries[].pullLimit, else Docker Hub's documented
+ * limits for docker.io (anonymous, or an account's), none known elsewhere.
+ */
+export function pullQuotaSettings(config: ReprobenchConfig): PullQuotaSettings {
+  const limits: Record<string, PullLimit | undefined> = { "docker.io": { pulls: DOCKER_HUB_PULL_LIMITS.anonymous, windowSeconds: DOCKER_HUB_PULL_LIMITS.windowSeconds } };
+  for (const r of config.registries) {
+    const hub = r.host === "docker.io" ? { pulls: r.username !== null ? DOCKER_HUB_PULL_LIMITS.authenticated : DOCKER_HUB_PULL_LIMITS.anonymous, windowSeconds: DOCKER_HUB_PULL_LIMITS.windowSeconds } : undefined;
+    limits[r.host] = r.pullLimit === null ? undefined : (r.pullLimit ?? hub);
+  }
+  return {
+    limits,
+    mirrored: config.registries.filter((r) => r.mirror !== null).map((r) => r.host),
+    credentialed: config.registries.filter((r) => r.username !== null).map((r) => r.host),
+  };
+}
+
+/**
+ * The secret environment of the steps that pull images (image digests, task images, the tool bundle's
+ * canary): credentials and mirrors (components/registry-access.ts); undefined when registries[] has
+ * neither, so such a stack keeps the inputs it had.
+ */
+export function hostRegistryEnv(loaded: LoadedConfig): pulumi.Output<Record<string, string>> | undefined {
+  const mirrors = registryMirrors(loaded.config);
+  const logins = loaded.secrets.registryLogins;
+  if (mirrors.length === 0 && !loaded.config.registries.some((r) => r.username !== null)) return undefined;
+  return pulumi.secret(pulumi.output(logins ?? []).apply((l) => registryScriptEnv(l, mirrors)));
 }
 
 /**
@@ -223,6 +271,12 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     const url = proxyUrlFor(config, files, host.name);
     if (url !== undefined && url !== SECRET_PLACEHOLDER) proxyUrl[host.name] = pulumi.secret(url);
   }
+  const logins: RegistryLogin[] = [];
+  for (const r of config.registries) {
+    const password = files.registryPasswordFiles?.[r.host] ?? config.registryPasswords[r.host];
+    if (r.username !== null && password !== undefined && password !== SECRET_PLACEHOLDER) logins.push({ registry: r.host, username: r.username, password });
+  }
+  const registryLogins = pulumi.secret(logins);
   // Keep the plain copies out of the config object handed to components.
   const publicConfig: ReprobenchConfig = {
     ...config,
@@ -230,8 +284,9 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     proxyUpstream: proxyUpstream === undefined ? undefined : SECRET_PLACEHOLDER,
     hfToken: hfToken === undefined ? undefined : SECRET_PLACEHOLDER,
     proxyUrls: Object.fromEntries(Object.keys(config.proxyUrls).map((k) => [k, SECRET_PLACEHOLDER])),
+    registryPasswords: Object.fromEntries(Object.keys(config.registryPasswords).map((k) => [k, SECRET_PLACEHOLDER])),
   };
-  return { config: publicConfig, hostKeys: files.hostKeys, secrets: { sshPrivateKey, proxyUpstream, hfToken, proxyUrl } };
+  return { config: publicConfig, hostKeys: files.hostKeys, secrets: { sshPrivateKey, proxyUpstream, hfToken, proxyUrl, registryLogins } };
 }
 
 /**

@@ -11,4 +11,6 @@ pools=$(jq -cS '."default-address-pools" // "none"' "$DAEMON_JSON" 2>/dev/null) 
 proxies=$(jq -cS '.proxies // empty' "$DAEMON_JSON" | sha256sum | cut -d' ' -f1)
 # sha256 of nothing: no proxies.
 [ "$proxies" != e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 ] || proxies=none
-echo "default-address-pools=$pools proxies=$proxies"
+# registry-mirrors only when the file has them (a host without any reads as it always did).
+mirrors=$(jq -c '."registry-mirrors" // empty' "$DAEMON_JSON")
+echo "default-address-pools=$pools proxies=$proxies${mirrors:+ registry-mirrors=$mirrors}"

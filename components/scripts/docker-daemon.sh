@@ -14,6 +14,9 @@
 #   DAEMON_JSON       the file to manage (default /etc/docker/daemon.json)
 #   PROXIES_JSON      optional, secret: {"http-proxy": …, "https-proxy": …, "no-proxy": …}. Unset or empty:
 #                     proxies reprobench set earlier are removed; proxies set by someone else are left alone.
+#   MIRRORS_JSON      optional: daemon.json "registry-mirrors" (Docker Hub pull-through caches), e.g.
+#                     ["http://mirror.internal:5000"]; unset: mirrors reprobench set earlier are removed. A change
+#                     of the mirrors alone is applied with a reload (SIGHUP), which stops no container.
 set -euo pipefail
 
 : "${POOLS_JSON:?}" "${STATE_DIR:?}"
@@ -54,7 +57,17 @@ elif [ -e "$STATE_DIR/proxies.managed" ]; then
 else
   proxies_filter='.' # none configured: whatever the host has stays
 fi
-jq --argjson pools "$POOLS_JSON" "(.\"default-address-pools\" = \$pools) | $proxies_filter" "$work/current.json" >"$work/merged.json"
+# registry-mirrors (Docker Hub's pull-through caches) likewise: ours when set, removed when no longer
+# configured, anyone else's left alone.
+if [ -n "${MIRRORS_JSON:-}" ]; then
+  jq -e 'type == "array"' <<<"$MIRRORS_JSON" >/dev/null 2>&1 || die "MIRRORS_JSON is not a JSON array: $MIRRORS_JSON"
+  mirrors_filter=".\"registry-mirrors\" = $MIRRORS_JSON"
+elif [ -e "$STATE_DIR/mirrors.managed" ]; then
+  mirrors_filter='del(."registry-mirrors")'
+else
+  mirrors_filter='.'
+fi
+jq --argjson pools "$POOLS_JSON" "(.\"default-address-pools\" = \$pools) | $proxies_filter | $mirrors_filter" "$work/current.json" >"$work/merged.json"
 # sha256 of the canonical proxies (what docker-daemon-check.sh reports), "none" without.
 proxies_digest() { jq -cS '.proxies // empty' "$1" | sha256sum | cut -d' ' -f1 | sed 's/^e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855$/none/'; }
 wanted_proxies=$(proxies_digest "$work/merged.json")
@@ -66,6 +79,7 @@ install_merged() {
   mkdir -p "$(dirname "$DAEMON_JSON")"
   install -m "$file_mode" "$work/merged.json" "$DAEMON_JSON"
   if [ -n "$PROXIES_JSON" ]; then : >"$STATE_DIR/proxies.managed"; else rm -f "$STATE_DIR/proxies.managed"; fi
+  if [ -n "${MIRRORS_JSON:-}" ]; then : >"$STATE_DIR/mirrors.managed"; else rm -f "$STATE_DIR/mirrors.managed"; fi
 }
 # A backup keeps the mode of the file it copies; one that holds proxies is root's only.
 backup_current() {
@@ -132,7 +146,26 @@ running_with_wanted_pools() {
     [ -n "$(docker_started)" ] && [ "$(jq -r .dockerStarted "$STATE_DIR/applied.json")" = "$(docker_started)" ]
 }
 
-if [ "$changed" = 1 ] && running_with_wanted_pools; then
+# Only registry-mirrors changed: dockerd reloads it on SIGHUP (systemctl reload), no container stops.
+mirrors_only=0
+if [ "$changed" = 1 ] && [ "$(jq -cS 'del(."registry-mirrors")' "$work/current.json")" = "$(jq -cS 'del(."registry-mirrors")' "$work/merged.json")" ]; then mirrors_only=1; fi
+
+if [ "$mirrors_only" = 1 ]; then
+  stamp=$(date -u +%Y%m%dT%H%M%SZ)
+  backup_current
+  install_merged
+  wanted_mirrors=$(jq -c '."registry-mirrors" // [] | map(sub("/$"; "") + "/")' "$work/merged.json")
+  if [ "$RESTART_POLICY" != never ]; then
+    systemctl reload docker || die "systemctl reload docker failed: registry-mirrors are written to $DAEMON_JSON but not in effect"
+    for _ in $(seq 1 30); do
+      [ "$(docker info --format '{{json .RegistryConfig.Mirrors}}' 2>/dev/null | jq -c '. // []')" = "$wanted_mirrors" ] && break
+      sleep 1
+    done
+    [ "$(docker info --format '{{json .RegistryConfig.Mirrors}}' | jq -c '. // []')" = "$wanted_mirrors" ] ||
+      die "dockerd reloaded but docker info shows registry mirrors $(docker info --format '{{json .RegistryConfig.Mirrors}}'), expected $wanted_mirrors"
+  fi
+  echo "docker-daemon: registry-mirrors set to $wanted_mirrors (backup daemon.json.backup-$stamp); docker reloaded, nothing restarted"
+elif [ "$changed" = 1 ] && running_with_wanted_pools; then
   # The file drifted but dockerd has run with the wanted pools since reprobench applied them: put the
   # file back, no restart (a restart would stop every container for nothing).
   stamp=$(date -u +%Y%m%dT%H%M%SZ)
@@ -177,6 +210,7 @@ else
   # The file's mode follows whether it holds proxies (a file written before, or by hand, may be 0644).
   [ ! -f "$DAEMON_JSON" ] || [ "$(stat -c %a "$DAEMON_JSON")" = "${file_mode#0}" ] || chmod "$file_mode" "$DAEMON_JSON"
   [ -n "$PROXIES_JSON" ] || rm -f "$STATE_DIR/proxies.managed"
+  [ -n "${MIRRORS_JSON:-}" ] || rm -f "$STATE_DIR/mirrors.managed"
   echo "docker-daemon: daemon.json already up to date"
 fi
 

@@ -3,7 +3,8 @@
 # With PULL=1 (create, update): a pinned reference (name@sha256:…) is its own digest; a tag is resolved in
 # its registry the first time only, and that digest is kept (PREVIOUS_STDOUT, what this step printed last)
 # until the reference itself changes — a tag that moved upstream changes nothing on the host — unless
-# FOLLOW_TAGS=1. The build is pulled into dockerd at that digest (repo@sha256:…), each step retried with
+# FOLLOW_TAGS=1. Digests are read with a HEAD (free on Docker Hub, which counts manifest GETs as pulls); the
+# only counted pull is dockerd's own, once per build. The build is pulled into dockerd at that digest (repo@sha256:…), each step retried with
 # backoff (retry.sh, prepended by scriptWithEnv(["retry", "image-digest"], …)), so the Docker provider's
 # own pull, which never retries, finds it present. A registry that keeps failing (429, 5xx, a proxy
 # resetting connections) ends in one message naming the host, the image and the last error.
@@ -11,12 +12,15 @@
 # "digest=<kept digest> missing" when it is gone (drift: the next up pulls it again), and for a tag an
 # "info: upstream=sha256:…" line with what the registry says now (never drift), and when it differs a
 # "warning:" line on stderr naming the tag and both digests (the resource's warning in preview --refresh). With FOLLOW_TAGS=1 the check prints the registry's digest instead, so a moved tag is drift.
-# When the registry cannot be asked (down, no skopeo), the digest of the image already pulled stands in,
+# When the registry cannot be asked (down, refusing), the digest of the image already pulled stands in,
 # so an unreachable registry is never mistaken for a moved tag.
+# Credentials and mirrors (REGISTRY_AUTH_JSON, REGISTRIES_CONF in the secret environment) are written for this
+# step only (registry.sh, prepended: scriptWithEnv(["retry", "registry", "image-digest"], …)); docker pull
+# reads the credentials through DOCKER_CONFIG.
 # Inputs (env): IMAGE; PULL (1 = pull too, default 0); FOLLOW_TAGS (default 0); WHAT (who keeps the build, for
 # the warning); PREVIOUS_STDOUT (set by
 # CheckedCommand); ATTEMPTS (default 8); BACKOFF_SECONDS (first wait, doubled each time up to 60 s,
-# default 2). HTTP(S)_PROXY / NO_PROXY (secret environment) are what skopeo goes through; dockerd pulls
+# default 2). HTTP(S)_PROXY / NO_PROXY (secret environment) are what the HEAD goes through; dockerd pulls
 # through its own daemon.json "proxies".
 set -euo pipefail
 : "${IMAGE:?}"
@@ -29,20 +33,17 @@ export RETRY_NAME=image-digest
 host=$(hostname)
 warn() { echo "image-digest[$host]: $*" >&2; }
 die() { echo "image-digest[$host]: $*" >&2; exit 1; }
-if [ "$PULL" = 1 ] && ! declare -F retry >/dev/null; then die "retry.sh is not loaded (scriptWithEnv([\"retry\", \"image-digest\"], …))"; fi
+if [ "$PULL" = 1 ] && ! declare -F retry >/dev/null; then die "retry.sh is not loaded (scriptWithEnv([\"retry\", \"registry\", \"image-digest\"], …))"; fi
+declare -F registry_head >/dev/null || die "registry.sh is not loaded (scriptWithEnv([\"registry\", \"image-digest\"], …))"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# Credentials and mirrors for this step only (REGISTRY_AUTH_JSON, REGISTRIES_CONF: registry.sh).
+registry_setup || die "cannot set up the registry credentials"
+trap 'registry_cleanup; rm -rf "$work"' EXIT
 # The last line of a failed step's stderr (what the final message quotes).
 last_error() { tr '\r' '\n' <"$1" 2>/dev/null | grep -v '^[[:space:]]*$' | tail -n 1 | cut -c1-300 || true; }
 
 repo=${IMAGE%@*}
 case "${repo##*/}" in *:*) repo=${repo%:*} ;; esac
-
-# skopeo inspect, its stderr kept for the final message and passed on (retry quotes its last line).
-inspect() {
-  skopeo inspect --retry-times 2 "${tls[@]}" --format '{{.Digest}}' "docker://$IMAGE" 2>"$work/inspect.err" ||
-    { local s=$?; cat "$work/inspect.err" >&2; return "$s"; }
-}
 
 # docker pull with retries, unless the reference is present already.
 pull() { docker pull -q "$1" >/dev/null 2>"$work/pull.err" || { local s=$?; cat "$work/pull.err" >&2; return "$s"; }; }
@@ -63,21 +64,20 @@ if [ -z "$previous_image" ] || [ "$previous_image" = "$IMAGE" ]; then
   kept=$(printf '%s\n' "$PREVIOUS_STDOUT" | sed -n 's/^digest=\(sha256:[0-9a-f]\{64\}\)$/\1/p' | tail -n 1)
 fi
 
-# The registry's digest for the tag now (empty when it cannot be asked); its error in $work/inspect.err.
-registry=${IMAGE%%/*}
-tls=(--tls-verify=true)
+# The registry's digest for the tag now (empty when it cannot be asked), read with a HEAD: Docker Hub
+# counts a manifest GET as a pull, a HEAD is free (registry.sh). Its error in $work/inspect.err.
+registry=$(registry_of "$IMAGE")
 upstream_digest() {
   # The registries the host's dockerd pulls from over plain HTTP (daemon.json insecure-registries).
-  for insecure in $(docker info --format '{{range .RegistryConfig.IndexConfigs}}{{if not .Secure}}{{.Name}} {{end}}{{end}}' 2>/dev/null); do
-    [ "$insecure" = "$registry" ] && tls=(--tls-verify=false)
-  done
-  if ! command -v skopeo >/dev/null; then
-    echo "skopeo is not installed" >"$work/inspect.err"
-  elif [ "$PULL" = 1 ]; then
-    retry "$ATTEMPTS" "$BACKOFF_SECONDS" "skopeo inspect $IMAGE" -- inspect || true
+  REGISTRY_INSECURE=",$(docker info --format '{{range .RegistryConfig.IndexConfigs}}{{if not .Secure}}{{.Name}},{{end}}{{end}}' 2>/dev/null || true)"
+  export REGISTRY_INSECURE
+  head_reporting() { registry_head "$IMAGE" || { local s=$?; echo "$REGISTRY_ERROR" >&2; return "$s"; }; }
+  if [ "$PULL" = 1 ]; then
+    retry "$ATTEMPTS" "$BACKOFF_SECONDS" "HEAD $IMAGE" -- head_reporting 2>"$work/inspect.err" || true
   else
-    inspect 2>/dev/null || true
+    head_reporting 2>"$work/inspect.err" || true
   fi
+  printf '%s' "$REGISTRY_DIGEST"
 }
 
 if [ "$PULL" != 1 ] && [ "$FOLLOW_TAGS" != 1 ] && [ -n "$kept" ]; then
@@ -117,7 +117,10 @@ case "$IMAGE" in
       if [ -n "$pulled" ]; then
         warn "cannot ask the registry for $IMAGE ($reason); keeping the pulled digest ${pulled##*@}"
         digest=${pulled##*@}
-      elif [ "$PULL" = 1 ] && command -v skopeo >/dev/null; then
+      elif [ "$PULL" = 1 ]; then
+        case "$reason" in
+          *" 429 "* | *"401 "*) die "cannot resolve $IMAGE to a digest: registry $registry refused ($reason); set credentials for $registry (reprobench:registries[].username and the secret registryPasswords) or a mirror" ;;
+        esac
         die "cannot resolve $IMAGE to a digest: registry $registry failed $ATTEMPTS times (last: ${reason:-no error text}); is it up, and does the host's proxy reach it?"
       else
         warn "cannot resolve $IMAGE to a digest ($reason), and it is not pulled yet"

@@ -23,7 +23,7 @@
 # container has mounted (read from each container's mountinfo) are removed; when that cannot be read,
 # none is. A TOOLS_DIR that is still the plain directory of an earlier release is moved into the store
 # (a rename: its mounts stay valid) and replaced by the symlink.
-# Run with retry.sh and owned-dir.sh prepended (scriptWithEnv(["retry", "owned-dir", "tool-bundle"], env));
+# Run with retry.sh, registry.sh and owned-dir.sh prepended (scriptWithEnv(["retry", "registry", "owned-dir", "tool-bundle"], env));
 # run from its file, it sources them beside itself.
 set -euo pipefail
 : "${TOOLS_DIR:?}" "${MOUNT_PATH:?}" "${WHEEL_URL:?}" "${WHEEL_SHA256:?}" "${CANARY_IMAGE:?}"
@@ -36,11 +36,15 @@ die() { echo "tool-bundle: $*" >&2; exit 1; }
 here=$(dirname "${BASH_SOURCE[0]:-.}")
 if ! declare -F retry >/dev/null; then
   # shellcheck source=/dev/null
-  . "$here/retry.sh" 2>/dev/null || die "retry.sh must be prepended (scriptWithEnv([\"retry\", \"owned-dir\", \"tool-bundle\"], env))"
+  . "$here/retry.sh" 2>/dev/null || die "retry.sh must be prepended (scriptWithEnv([\"retry\", \"registry\", \"owned-dir\", \"tool-bundle\"], env))"
 fi
 if ! declare -F remove_owned_dir >/dev/null; then
   # shellcheck source=/dev/null
-  . "$here/owned-dir.sh" 2>/dev/null || die "owned-dir.sh must be prepended (scriptWithEnv([\"retry\", \"owned-dir\", \"tool-bundle\"], env))"
+  . "$here/owned-dir.sh" 2>/dev/null || die "owned-dir.sh must be prepended (scriptWithEnv([\"retry\", \"registry\", \"owned-dir\", \"tool-bundle\"], env))"
+fi
+if ! declare -F registry_setup >/dev/null; then
+  # shellcheck source=/dev/null
+  . "$here/registry.sh" 2>/dev/null || die "registry.sh must be prepended (scriptWithEnv([\"retry\", \"registry\", \"owned-dir\", \"tool-bundle\"], env))"
 fi
 problem=$(owned_path_problem "$TOOLS_DIR")
 [ -z "$problem" ] || die "toolBundle.hostDir '$TOOLS_DIR': $problem"
@@ -115,9 +119,18 @@ chmod 755 "$build/bin/tmux" "$build/bin/asciinema"
 # Verify on the host, then inside the canary image, before swapping the bundle in.
 host_tmux_v=$(HARBOR_TMUX_ROOT="$build" "$build/bin/tmux" -V)
 host_asc_v=$(HARBOR_TOOLS_ROOT="$build" "$build/bin/asciinema" --version)
+# The pull uses the stack's registry credentials (REGISTRY_AUTH_JSON in the secret environment, written
+# for this pull only by registry.sh's registry_setup and removed after it).
+pull_canary() {
+  local status=0
+  registry_setup || return 1
+  retry "$ATTEMPTS" 2 "docker pull $CANARY_IMAGE" -- docker pull --quiet "$CANARY_IMAGE" >&2 || status=$?
+  registry_cleanup
+  return "$status"
+}
 if ! docker image inspect "$CANARY_IMAGE" >/dev/null 2>&1; then
-  retry "$ATTEMPTS" 2 "docker pull $CANARY_IMAGE" -- docker pull --quiet "$CANARY_IMAGE" >&2 ||
-    die "cannot pull the canary image $CANARY_IMAGE (toolBundle.canaryImage; dockerd pulls through its own proxy settings): $RETRY_LAST_ERROR"
+  pull_canary ||
+    die "cannot pull the canary image $CANARY_IMAGE (toolBundle.canaryImage; dockerd pulls through its own proxy settings, with reprobench:registries credentials when set): $RETRY_LAST_ERROR"
 fi
 for t in tmux asciinema; do
   if docker run --rm --entrypoint sh "$CANARY_IMAGE" -c "command -v $t" >/dev/null 2>&1; then

@@ -22,7 +22,8 @@ export function toolchainEnv(): Record<string, string> {
 
 /**
  * Rewrites a parsed stack file's hosts to reach the hosts of a sim instance (ports, IPs, key files, and a
- * proxy.urlFile of the default instance's `.sim/proxy-url` to the instance's own `<stateDir>/proxy-url`).
+ * proxy.urlFile of the default instance's `.sim/proxy-url` to the instance's own `<stateDir>/proxy-url`, and
+ * likewise a registries[].passwordFile of `.sim/registry-password`).
  */
 export function pointAtSimInstance(
   doc: { config: Record<string, unknown> },
@@ -35,6 +36,10 @@ export function pointAtSimInstance(
     const proxy = h.proxy?.urlFile === ".sim/proxy-url" && plan.stateDir !== undefined ? { proxy: { ...h.proxy, urlFile: `${plan.stateDir}/proxy-url` } } : {};
     return { ...h, ...proxy, privateIp: p.ip, ssh: { ...h.ssh, host: p.sshHost, port: p.sshPort, hostKeyFile: p.hostKeyFile, privateKeyFile: plan.privateKeyFile } };
   });
+  const registries = doc.config["reprobench:registries"] as { passwordFile?: string }[] | undefined;
+  if (registries !== undefined && plan.stateDir !== undefined) {
+    doc.config["reprobench:registries"] = registries.map((r) => (r.passwordFile === ".sim/registry-password" ? { ...r, passwordFile: `${plan.stateDir}/registry-password` } : r));
+  }
 }
 
 /**

@@ -94,7 +94,11 @@ function daemonTools(dir: string): string {
 echo "docker $*" >>"$STATE/calls"
 case "$1" in
   ps) cat "$STATE/running" 2>/dev/null || true ;;
-  info) case "$*" in *HTTPProxy*) jq -r '.proxies["http-proxy"] // empty' "$DAEMON_JSON" | sed 's#//[^@]*@#//xxxxx:xxxxx@#' ;; esac ;;
+  info) case "$*" in
+      *HTTPProxy*) jq -r '.proxies["http-proxy"] // empty' "$DAEMON_JSON" | sed 's#//[^@]*@#//xxxxx:xxxxx@#' ;;
+      # What the running dockerd has: the mirrors it read at its last start or reload.
+      *Mirrors*) cat "$STATE/mirrors" 2>/dev/null || echo null ;;
+    esac ;;
   network) exit 0 ;;
 esac
 `,
@@ -105,7 +109,8 @@ esac
 echo "systemctl $*" >>"$STATE/calls"
 case "$1" in
   show) cat "$STATE/started" ;;
-  restart) echo $(( $(cat "$STATE/started") + 1 )) >"$STATE/started" ;;
+  restart) echo $(( $(cat "$STATE/started") + 1 )) >"$STATE/started"; jq -c '."registry-mirrors" // null | if . then map(sub("/$"; "") + "/") else . end' "$DAEMON_JSON" >"$STATE/mirrors" ;;
+  reload) jq -c '."registry-mirrors" // null | if . then map(sub("/$"; "") + "/") else . end' "$DAEMON_JSON" >"$STATE/mirrors" ;;
 esac
 `,
   );
@@ -184,6 +189,30 @@ describe("docker-daemon.sh with proxies", () => {
     expect(changed.out).toContain("refusing to restart docker while containers run (qwen38-worker-a)");
     expect(changed.out).not.toContain("other-password");
     expect(t.restarts()).toBe(1);
+  });
+
+  it("registry-mirrors: set with a reload (no restart, containers keep running), shown by the check, removed when no longer configured", () => {
+    const t = setup();
+    t.run("docker-daemon");
+    expect(t.restarts()).toBe(1);
+    writeFileSync(join(t.state, "running"), "qwen38-worker-a\n");
+    const mirrors = daemonScriptEnv({ ...pools, daemonConfigPath: t.daemonJson, registryMirrors: ["http://mirror.sim:5000"] }).MIRRORS_JSON;
+    expect(mirrors).toBe('["http://mirror.sim:5000"]');
+    const set = t.run("docker-daemon", { MIRRORS_JSON: mirrors });
+    expect(set.status, set.out).toBe(0);
+    expect(set.out).toContain('registry-mirrors set to ["http://mirror.sim:5000/"]');
+    expect(set.out).toContain("docker reloaded, nothing restarted");
+    expect(t.restarts()).toBe(1);
+    expect(readFileSync(join(t.state, "calls"), "utf8")).toContain("systemctl reload docker");
+    expect(t.run("docker-daemon-check").stdout.trim()).toMatch(/ proxies=none registry-mirrors=\["http:\/\/mirror.sim:5000"\]$/);
+    expect(t.run("docker-daemon", { MIRRORS_JSON: mirrors }).out).toContain("already up to date");
+    const removed = t.run("docker-daemon");
+    expect(removed.status, removed.out).toBe(0);
+    expect(JSON.parse(readFileSync(t.daemonJson, "utf8"))["registry-mirrors"]).toBeUndefined();
+    expect(t.restarts()).toBe(1);
+    // A host without mirrors reads as it always did (no drift for stacks that never set any).
+    expect(t.run("docker-daemon-check").stdout.trim()).toMatch(/ proxies=none$/);
+    expect(daemonScriptEnv({ ...pools, daemonConfigPath: t.daemonJson }).MIRRORS_JSON).toBeUndefined();
   });
 
   it("removes the proxies it set once they are no longer configured (0644 again); leaves someone else's alone", () => {

@@ -99,7 +99,7 @@ function runScript(name: string, env: Record<string, string>, processEnv: Record
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("error", fail);
     child.on("close", (status) => done({ status, stdout, stderr }));
-    child.stdin.end(`set -euo pipefail\n${scriptWithEnv(["retry", "owned-dir", name], env)}\n`);
+    child.stdin.end(`set -euo pipefail\n${scriptWithEnv(["retry", "registry", "owned-dir", name], env)}\n`);
   });
 }
 

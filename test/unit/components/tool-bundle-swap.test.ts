@@ -102,7 +102,7 @@ function host(): Host {
   };
 }
 
-/** Runs tool-bundle.sh as CheckedCommand does (retry.sh and owned-dir.sh prepended, on `bash -s`). */
+/** Runs tool-bundle.sh as CheckedCommand does (retry.sh, registry.sh and owned-dir.sh prepended, on `bash -s`). */
 function build(h: Host): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
     const { PATH, ...inputs } = h.env;
@@ -113,7 +113,7 @@ function build(h: Host): Promise<{ status: number | null; stdout: string; stderr
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("error", fail);
     child.on("close", (status) => done({ status, stdout, stderr }));
-    child.stdin.end(`set -euo pipefail\n${scriptWithEnv(["retry", "owned-dir", "tool-bundle"], inputs)}\n`);
+    child.stdin.end(`set -euo pipefail\n${scriptWithEnv(["retry", "registry", "owned-dir", "tool-bundle"], inputs)}\n`);
   });
 }
 
