@@ -18,6 +18,28 @@ export function loadChartJs(): string {
 
 const md = (s: string): string => s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
 
+const TOKEN_UNITS = ["k", "M", "B"] as const;
+
+/**
+ * A token count at a glance: exact below 1,000; above, in thousands (k), millions (M) or billions (B)
+ * rounded to one decimal, a trailing ".0" dropped — 812 → "812", 45_300 → "45.3k", 1_000 → "1k",
+ * 2_400_000 → "2.4M". A count that rounds up to 1,000 of a unit is shown in the next one (999_960 →
+ * "1M", never "1000k"). Exact counts stay in the tables (`int`).
+ */
+export function tokenCount(n: number): string {
+  if (!Number.isFinite(n)) return "n/a";
+  const whole = Math.round(n);
+  if (whole < 0) return `-${tokenCount(-whole)}`;
+  if (whole < 1000) return String(whole);
+  let unit = 0;
+  let tenths = Math.round(whole / 100);
+  while (tenths >= 10_000 && unit < TOKEN_UNITS.length - 1) {
+    unit++;
+    tenths = Math.round(whole / (100 * 1000 ** unit));
+  }
+  return `${(tenths / 10).toFixed(1).replace(/\.0$/, "")}${TOKEN_UNITS[unit]}`;
+}
+
 function manifestMarkdown(manifest: LoadedManifest | null): string[] {
   if (!manifest) return ["## Run manifest", "", "no manifest (looked for reprobench-manifest.json in and beside each job dir)", ""];
   const rows = manifestRows(manifest.data);
@@ -38,10 +60,9 @@ function timelineMarkdown(t: Timeline): string[] {
   return out;
 }
 
-/** The Markdown report: manifest, conditions, scores, timeline, taxonomy with evidence, verdicts, per-task table. */
+/** The Markdown report: conditions, scores, timeline, taxonomy with evidence, verdicts, per-task table, warnings, then the manifest. */
 export function renderMarkdown(r: AuditReport, manifest: LoadedManifest | null, timeline?: Timeline): string {
   const out: string[] = ["# Terminal-Bench run report", "", `generated ${r.generatedAt} from ${r.jobs.map((j) => `\`${j.name}\``).join(", ")}`, ""];
-  out.push(...manifestMarkdown(manifest));
   out.push("## Run conditions", "");
   out.push(r.runConditions.leaderboardComparable ? "Leaderboard defaults (timeout multiplier 1.0, no overrides)." : "**A reproduction, not a leaderboard submission:**");
   for (const d of r.runConditions.deviations) out.push(`- ${d}`);
@@ -87,7 +108,9 @@ export function renderMarkdown(r: AuditReport, manifest: LoadedManifest | null, 
   for (const t of r.tasks) for (const trial of t.trials) out.push(trialRow(trial));
   const warnings = otherWarnings(r);
   if (warnings.length) out.push("", "## Warnings", "", ...warnings.map((w) => `- ${w}`));
-  return `${out.join("\n")}\n`;
+  // Last: a long list (every server argument of every worker) that only a reader checking the setup wants.
+  out.push("", ...manifestMarkdown(manifest));
+  return `${out.join("\n").trimEnd()}\n`;
 }
 
 const esc = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
@@ -204,17 +227,27 @@ h1 { margin: 0 0 4px; font-size: 22px; } h2 { margin: 28px 0 8px; font-size: 17p
 .card b { display: block; font-size: 22px; } table { border-collapse: collapse; margin: 6px 0; font-size: 12px; }
 td, th { border: 1px solid #d0d7de; padding: 3px 7px; text-align: left; vertical-align: top; } th { background: #f6f8fa; }
 .chart { position: relative; height: 340px; margin: 8px 0 18px; } .chart.small { height: 260px; max-width: 720px; }
+summary { cursor: pointer; } details > table { margin-top: 8px; }
 code { font-size: 11px; } .passed { color: #1a7f37; } .failed { color: #cf222e; } .errored { color: #656d76; }
 `;
 
-/** The self-contained HTML page. `chartJs` is the Chart.js UMD source (see loadChartJs). */
+/**
+ * The self-contained HTML page. `chartJs` is the Chart.js UMD source (see loadChartJs). Order: run
+ * conditions and scores, the outcome chart, the timeline, the other charts, the per-task tables, warnings,
+ * then the run manifest folded away in a closed <details>.
+ */
 export function renderHtml(r: AuditReport, manifest: LoadedManifest | null, chartJs: string, timeline?: Timeline): string {
   const raw = r.scores.raw;
   const cor = r.scores.corrected;
   const card = (title: string, value: string, sub: string): string => `<div class="card"><span class="muted">${esc(title)}</span><b>${esc(value)}</b><span class="muted">${esc(sub)}</span></div>`;
-  const manifestHtml = manifest
-    ? `<p class="muted">source: <code>${esc(manifest.path)}</code></p><table>${manifestRows(manifest.data).map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join("")}</table>`
-    : `<p><b>no manifest</b> <span class="muted">(looked for reprobench-manifest.json in and beside each job dir)</span></p>`;
+  // At the end and folded (a <details>, closed): at full size it is hundreds of rows, every server argument of
+  // every worker, which would otherwise push the scores and charts off the first screen.
+  const manifestHtml = (() => {
+    if (!manifest) return `<p><b>no manifest</b> <span class="muted">(looked for reprobench-manifest.json in and beside each job dir)</span></p>`;
+    const mRows = manifestRows(manifest.data);
+    const groups = [...new Set(mRows.map(([k]) => k.split(".")[0]))];
+    return `<details id="manifest-details"><summary>${mRows.length} fields from <code>${esc(manifest.path)}</code> <span class="muted">(${esc(groups.join(", "))})</span></summary><table>${mRows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join("")}</table></details>`;
+  })();
   const conditions = r.runConditions.leaderboardComparable
     ? `<div class="banner ok">Leaderboard defaults: timeout multiplier 1.0, no timeout or resource overrides.</div>`
     : `<div class="banner repro"><b>A reproduction, not a leaderboard submission.</b><ul>${r.runConditions.deviations.map((d) => `<li>${esc(d)}</li>`).join("")}</ul></div>`;
@@ -252,29 +285,29 @@ export function renderHtml(r: AuditReport, manifest: LoadedManifest | null, char
 <style>${STYLE}</style></head>
 <body>
 <h1>Terminal-Bench run report</h1>
-<div class="muted">generated ${esc(r.generatedAt)} from ${r.jobs.map((j) => `<code>${esc(j.name)}</code>${j.complete ? "" : " (not finished)"}`).join(", ")}</div>
-<h2>Run manifest</h2>
-${manifestHtml}
+<div class="muted">generated ${esc(r.generatedAt)} from ${r.jobs.map((j) => `<code>${esc(j.name)}</code>${j.complete ? "" : " (not finished)"}`).join(", ")} · <a href="#manifest">run manifest</a> at the end</div>
 ${conditions}
-<h2>Scores</h2>
+<h2 id="scores">Scores</h2>
 <div class="cards">
 ${card("raw score (Harbor mean)", pct(raw.mean), `${raw.passed}/${raw.nTrials} passed`)}
 ${r.overrides.length ? card("corrected score", pct(cor.mean), `${cor.passed}/${cor.nTrials} passed, ${cor.excluded} excluded`) : ""}
 ${card("pass rate, infra errors excluded", pct(raw.passRate), `${raw.passed}/${raw.scored} scored trials`)}
 ${card("outcomes", `${raw.passed} / ${raw.failed} / ${raw.errored}`, "passed / failed / errored")}
-${card("tokens (counted trials)", `${(r.tokens.chosen.input / 1e6).toFixed(1)}M in`, `${(r.tokens.chosen.output / 1e6).toFixed(2)}M out`)}
+${card("tokens (counted trials)", `${tokenCount(r.tokens.chosen.input)} in`, `${tokenCount(r.tokens.chosen.output)} out`)}
 ${card("wall clock", duration(r.durations.wallClockSec), `trial median ${duration(r.durations.trialSec.median)}`)}
 </div>
+<h2 id="outcomes">Outcome per task</h2><div class="chart"><canvas id="chart-outcomes"></canvas></div>
 ${timelineHtml}
-<h2>Outcome per task</h2><div class="chart"><canvas id="chart-outcomes"></canvas></div>
 <h2>Duration per task</h2><div class="chart"><canvas id="chart-durations"></canvas></div>
 <h2>Tokens per task</h2><div class="chart"><canvas id="chart-tokens"></canvas></div>
 <h2 id="taxonomy">Failure taxonomy</h2><div class="chart small"><canvas id="chart-taxonomy"></canvas></div>
 ${evidence ? `<h3>Evidence from the logs</h3><table><tr><th>task</th><th>outcome</th><th>file:line, signature, line</th></tr>${evidence}</table>` : ""}
-${verdicts ? `<h2>Manual verdicts</h2><table><tr><th>task</th><th>raw</th><th>verdict</th><th>reason</th><th>evidence</th></tr>${verdicts}</table>` : ""}
-<h2>Per task</h2>
+${verdicts ? `<h2 id="verdicts">Manual verdicts</h2><table><tr><th>task</th><th>raw</th><th>verdict</th><th>reason</th><th>evidence</th></tr>${verdicts}</table>` : ""}
+<h2 id="per-task">Per task</h2>
 <table><tr><th>task</th><th>outcome</th><th>reward</th><th>exception</th><th>category</th><th>duration</th><th>tokens in / out</th><th>trial</th></tr>${rows}</table>
-${otherWarnings(r).length ? `<h2>Warnings</h2><ul>${otherWarnings(r).map((w) => `<li>${esc(w)}</li>`).join("")}</ul>` : ""}
+${otherWarnings(r).length ? `<h2 id="warnings">Warnings</h2><ul>${otherWarnings(r).map((w) => `<li>${esc(w)}</li>`).join("")}</ul>` : ""}
+<h2 id="manifest">Run manifest</h2>
+${manifestHtml}
 <script type="application/json" id="chart-data">${data}</script>
 <script type="application/json" id="timeline-data">${tlData}</script>
 <script>${safeLib}</script>
