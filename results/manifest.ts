@@ -1,5 +1,5 @@
-// The run manifest (`reprobench-manifest.json`, written before launch by the BenchmarkRun component) shown
-// on top of the report. Its producer may add fields at any time, so it is read as free-form JSON.
+// The run manifest (`reprobench-manifest.json`, written before launch by the BenchmarkRun component), shown
+// folded at the end of the report. Its producer may add fields at any time, so it is read as free-form JSON.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { asRecord, redactSecrets } from "./harbor";

@@ -15,8 +15,9 @@ Audits the job dirs as \`reprobench audit\` does (newest genuine trial per task;
 and writes DIR/report.md and DIR/report.html (default DIR: ./reprobench-report), with a timeline of
 every trial over wall-clock time per concurrency slot, coloured by outcome. The HTML page is
 self-contained: Chart.js and the data are inlined and its Content-Security-Policy forbids network
-access. The run manifest (reprobench-manifest.json inside or beside a job dir) is shown on top;
-without one the report says "no manifest".`;
+access. The run manifest (reprobench-manifest.json inside or beside a job dir) comes last,
+folded (the scores, the outcome chart and the timeline come first); without one the report says "no
+manifest".`;
 
 export const report: Command = {
   summary: "write a Markdown + self-contained HTML report (charts, manifest) for job dirs",
