@@ -1,5 +1,7 @@
-// The run's host scripts: shellcheck-clean, and the ones that need neither systemd nor a real registry
-// run here against recording stand-ins for docker, skopeo and harbor (on PATH / in a fake venv).
+// The run's host scripts: shellcheck-clean, and the ones that need neither systemd nor a real registry run
+// here against recording stand-ins for docker, skopeo and harbor (on PATH / in a fake venv). task-images.sh
+// talks to a Docker-Hub-like registry in this process (test/helpers/fake-registry.ts: digests, pull quota,
+// Basic auth, a fake clock the stand-in sleep advances), so it runs asynchronously.
 import { createHash } from "node:crypto";
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -8,15 +10,23 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { apiBase } from "../../../infra/config-derive";
 import { preflightScriptEnv } from "../../../components/benchmark-run";
+import { progressLine, warningLine } from "../../../components/checked-command";
+import { scriptWithEnv } from "../../../components/host-script";
+import { registryScriptEnv } from "../../../components/registry-access";
 import { runPaths } from "../../../components/run-config";
+import { taskImagesScriptEnv } from "../../../components/task-images";
 import { runSettings } from "../../../infra/run-config";
+import { type FakeImageTools, type FakeRegistry, type FakeRegistryOptions, type ScriptResult, fakeImageTools, proxyEnv, runBash, startFakeRegistry, tagDigest } from "../../helpers/fake-registry";
 import { REPO, seedConfig } from "./helpers";
 
 const SCRIPTS = path.join(REPO, "components/scripts");
 const OURS = readdirSync(SCRIPTS).filter((f) => /^(harbor-|task-images)/.test(f));
 
 let dirs: string[] = [];
-afterEach(() => {
+let registries: FakeRegistry[] = [];
+afterEach(async () => {
+  for (const r of registries) await r.close();
+  registries = [];
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
   dirs = [];
 });
@@ -44,133 +54,272 @@ describe("host scripts", () => {
   });
 });
 
-/** A PATH with stand-in docker and skopeo: images "present" are files in $STATE; skopeo fails per $FAIL_<n>. */
-function fakeImageTools(dir: string): string {
-  const bin = path.join(dir, "bin");
-  mkdirSync(bin, { recursive: true });
-  mkdirSync(path.join(dir, "state"), { recursive: true });
-  executable(
-    path.join(bin, "docker"),
-    `#!/usr/bin/env bash
-set -euo pipefail
-key() { printf '%s' "$1" | tr '/:' '__'; }
-echo "docker $*" >>"$STATE/calls"
-case "$1 $2" in
-  "image inspect")
-    image=\${!#}
-    [ -f "$STATE/$(key "$image")" ] || exit 1
-    case "$*" in *Architecture*) cat "$STATE/$(key "$image")";; *Id*) echo "sha256:$(key "$image")";; esac ;;
-  "image rm") rm -f "$STATE/$(key "\${!#}")" ;;
-  *) exit 2 ;;
-esac
-`,
-  );
-  executable(
-    path.join(bin, "skopeo"),
-    `#!/usr/bin/env bash
-set -euo pipefail
-echo "skopeo $*" >>"$STATE/calls"
-src=; dst=; layout=
-for a in "$@"; do case "$a" in docker://*) src=\${a#docker://};; docker-daemon:*) dst=\${a#docker-daemon:};; oci:*) layout=\${a#oci:}; layout=\${layout%:image};; esac; done
-if [ "$1" = inspect ]; then
-  # The tag's digest (sha256 of the reference); fails as often as $STATE/failures says.
-  n=$(grep -c "skopeo inspect .*docker://$src$" "$STATE/calls" || true)
-  fails=$(grep -F "$src=" "$STATE/failures" 2>/dev/null | cut -d= -f2 || true)
-  if [ "$n" -le "\${fails:-0}" ]; then echo "time=x level=fatal msg=\\"simulated failure $n for $src\\"" >&2; exit 1; fi
-  echo "sha256:$(printf '%s' "$src" | sha256sum | cut -c1-64)"
-  exit 0
-fi
-# docker://… → oci:LAYOUT:image keeps the source in the layout; oci:LAYOUT:image → docker-daemon:… loads it.
-if [ -n "$src" ]; then mkdir -p "$layout"; echo "$src" >"$layout/src"; exit 0; fi
-src=$(cat "$layout/src")
-key=$(printf '%s' "$dst" | tr '/:' '__')
-arch=amd64; case "$src" in *arm64*) arch=arm64;; esac
-echo "$arch" >"$STATE/$key"
-`,
-  );
-  executable(path.join(bin, "sleep"), "#!/bin/sh\necho \"sleep $*\" >>\"$STATE/calls\"\n");
-  return bin;
-}
-
 describe("task-images.sh", () => {
-  function pull(dir: string, images: string[], extra: Record<string, string> = {}) {
-    const bin = fakeImageTools(dir);
+  interface Pull {
+    registry: FakeRegistry;
+    tools: FakeImageTools;
+    dir: string;
+    /** Runs the step as CheckedCommand does (retry.sh + registry.sh + task-images.sh on stdin of bash -s). */
+    run(images: string[], opts?: { budget?: number; insecure?: string[]; secret?: Record<string, string>; attempts?: number }): Promise<ScriptResult>;
+  }
+  /** A fake registry, the stand-in tools, and a daemon.json listing registry.sim:5000 as insecure. */
+  async function setup(options: FakeRegistryOptions = {}): Promise<Pull> {
+    const registry = await startFakeRegistry(options);
+    registries.push(registry);
+    const dir = tempDir();
+    const tools = fakeImageTools(dir);
     const daemon = path.join(dir, "daemon.json");
     writeFileSync(daemon, JSON.stringify({ "insecure-registries": ["registry.sim:5000"] }));
-    return runScript("task-images.sh", {
-      PATH: `${bin}:${process.env.PATH}`,
-      STATE: path.join(dir, "state"),
-      IMAGES: images.join("\n"),
-      CONCURRENCY: "3",
-      ATTEMPTS: "3",
-      DAEMON_JSON: daemon,
-      BACKOFF_SECONDS: "2",
-      DIGESTS_DIR: path.join(dir, "digests"),
-      ...extra,
-    });
+    return {
+      registry,
+      tools,
+      dir,
+      run: (images, opts = {}) => {
+        const inputs = {
+          ...taskImagesScriptEnv({ imagePullConcurrency: 3, imagePullAttempts: opts.attempts ?? 3, insecureRegistries: opts.insecure ?? [] }, images, daemon, opts.budget ?? 0),
+          BACKOFF_SECONDS: "2",
+          DIGESTS_DIR: path.join(dir, "digests"),
+        };
+        // The secret environment (credentials, mirrors) travels as the process environment, as CheckedCommand's does.
+        const env = { PATH: `${tools.bin}:${process.env.PATH}`, HOME: dir, TMPDIR: dir, STATE: tools.state, ...proxyEnv(registry), ...(opts.secret ?? {}) };
+        return runBash(scriptWithEnv(["retry", "registry", "task-images"], inputs), env);
+      },
+    };
   }
+  const layout = (dir: string, ref: string) => path.join(dir, "digests", `.oci-${createHash("sha256").update(ref).digest("hex").slice(0, 16)}`);
+  const lastJson = (r: ScriptResult) => JSON.parse(r.stdout.trim().split("\n").pop()!) as { ready: number; total: number; images: Record<string, string> };
+  const progress = (stderr: string) => stderr.split("\n").map(progressLine).filter((x): x is string => x !== undefined);
+  const warnings = (stderr: string) => stderr.split("\n").map(warningLine).filter((x): x is string => x !== undefined);
+  /** How many times each repo's manifest was copied from a registry (skopeo copy docker://…). */
+  const copies = (tools: FakeImageTools) => {
+    const out: Record<string, number> = {};
+    for (const c of tools.calls()) {
+      const m = / docker:\/\/(\S+)@sha256:/.exec(c);
+      if (c.startsWith("skopeo copy") && m) out[m[1]] = (out[m[1]] ?? 0) + 1;
+    }
+    return out;
+  };
+  /** The GETs per repo the registry saw (counted or not). */
+  const gets = (registry: FakeRegistry, host = "registry.sim:5000") => {
+    const out: Record<string, number> = {};
+    for (const r of registry.manifests({ method: "GET", host })) out[r.repo!] = (out[r.repo!] ?? 0) + 1;
+    return out;
+  };
+  const images = (n: number) => Array.from({ length: n }, (_, i) => `registry.sim:5000/q/img${i + 1}:1`);
 
-  it("pulls what is missing, skips what is cached, uses HTTP for insecure registries, ends with N/N images ready", () => {
-    const dir = tempDir();
-    mkdirSync(path.join(dir, "state"), { recursive: true });
-    const r0 = pull(dir, ["registry.sim:5000/a/one:1", "alexgshaw/regex-chess:20251031", "registry.sim:5000/a/one:1"]);
+  it("pulls what is missing with one counted GET each (the HEADs are free), skips what is cached, uses HTTP for insecure registries, ends with N/N images ready", async () => {
+    const p = await setup();
+    const pinned = tagDigest("pinned build");
+    // Cached: present in the daemon, amd64.
+    writeFileSync(path.join(p.tools.state, "registry.sim_5000_c_cached_1"), "amd64\n");
+    const refs = ["registry.sim:5000/a/one:1", "registry.sim:5000/b/two:2", "registry.sim:5000/a/one:1", "registry.sim:5000/c/cached:1", `registry.sim:5000/d/pinned@${pinned}`];
+    const r0 = await p.run(refs);
     expect(r0.status, r0.stderr).toBe(0);
-    expect(r0.stderr).toContain("2/2 images ready");
-    const tagDigest = (ref: string) => `sha256:${createHash("sha256").update(ref).digest("hex")}`;
     const one = tagDigest("registry.sim:5000/a/one:1");
-    const chess = tagDigest("alexgshaw/regex-chess:20251031");
-    expect(r0.stderr).toContain(`pulled registry.sim:5000/a/one:1 at ${one}`);
-    const calls = readFileSync(path.join(dir, "state/calls"), "utf8");
-    // The tag is resolved first (over HTTP for an insecure registry), then exactly that digest is copied into
-    // an OCI layout (a retry refetches only missing blobs), which is loaded into the daemon and removed.
-    const layout = (ref: string) => path.join(dir, "digests", `.oci-${createHash("sha256").update(ref).digest("hex").slice(0, 16)}`);
-    expect(calls).toContain("skopeo inspect --override-os linux --override-arch amd64 --tls-verify=false --retry-times 3 --format {{.Digest}} docker://registry.sim:5000/a/one:1");
-    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 --src-tls-verify=false --retry-times 3 docker://registry.sim:5000/a/one@${one} oci:${layout("registry.sim:5000/a/one:1")}:image`);
-    expect(calls).toContain(`skopeo copy --quiet oci:${layout("registry.sim:5000/a/one:1")}:image docker-daemon:registry.sim:5000/a/one:1`);
-    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 --retry-times 3 docker://alexgshaw/regex-chess@${chess} oci:${layout("alexgshaw/regex-chess:20251031")}:image`);
-    expect(existsSync(layout("registry.sim:5000/a/one:1"))).toBe(false);
-    // The manifest records the registry digests.
-    expect(JSON.parse(r0.stdout.trim().split("\n").pop()!)).toEqual({
-      ready: 2,
-      total: 2,
-      images: { "registry.sim:5000/a/one:1": `registry.sim:5000/a/one@${one}`, "alexgshaw/regex-chess:20251031": `alexgshaw/regex-chess@${chess}` },
+    const two = tagDigest("registry.sim:5000/b/two:2");
+    expect(r0.stderr).toContain("task-images: 4 images, 3 at a time");
+    expect(r0.stderr).toContain("task-images: cached registry.sim:5000/c/cached:1\n");
+    expect(r0.stderr).toContain(`task-images: pulled registry.sim:5000/a/one:1 at ${one}\n`);
+    expect(r0.stderr).toContain(`task-images: pulled registry.sim:5000/b/two:2 at ${two}\n`);
+    expect(r0.stderr).toContain(`task-images: pulled registry.sim:5000/d/pinned@${pinned} at ${pinned}\n`);
+    expect(r0.stderr).toContain("task-images: 4/4 images ready\n");
+    expect(warnings(r0.stderr)).toEqual([]);
+    // What the step said as it went (CheckedCommand forwards these to `pulumi up`).
+    const lines = progress(r0.stderr);
+    expect(lines).toContain("task-images: registry registry.sim:5000 allows 100 more pulls now (limit 100 per 21600s, anonymous); 3 images to pull from it");
+    expect(lines.filter((l) => / images ready or tried$/.test(l))).toEqual([1, 2, 3, 4].map((n) => `task-images: ${n}/4 images ready or tried`));
+
+    // The registry saw a HEAD per tag (none for the pinned digest, none for the cached image) and one counted
+    // GET per image, by digest: the HEADs counted nothing. All plain HTTP (no CONNECT), anonymous.
+    const seen = p.registry.requests.map((r) => `${r.method} ${r.host}/${r.repo}:${r.ref} ${r.status}${r.counted ? " counted" : ""}`);
+    expect(seen.filter((s) => s.startsWith("HEAD")).sort()).toEqual(["HEAD registry.sim:5000/a/one:1 200", "HEAD registry.sim:5000/b/two:2 200"]);
+    expect(seen.filter((s) => s.startsWith("GET")).sort()).toEqual([`GET registry.sim:5000/a/one:${one} 200 counted`, `GET registry.sim:5000/b/two:${two} 200 counted`, `GET registry.sim:5000/d/pinned:${pinned} 200 counted`]);
+    expect(p.registry.requests.filter((r) => r.method === "CONNECT" || r.user !== undefined)).toEqual([]);
+    expect(p.registry.counted()).toHaveLength(3);
+
+    // Exactly that digest is copied into an OCI layout (a retry refetches only missing blobs), loaded into the daemon, removed.
+    const calls = p.tools.calls();
+    expect(calls).toContain(`skopeo copy --quiet --override-os linux --override-arch amd64 --src-tls-verify=false --retry-times 3 docker://registry.sim:5000/a/one@${one} oci:${layout(p.dir, "registry.sim:5000/a/one:1")}:image`);
+    expect(calls).toContain(`skopeo copy --quiet oci:${layout(p.dir, "registry.sim:5000/a/one:1")}:image docker-daemon:registry.sim:5000/a/one:1`);
+    expect(calls.filter((c) => c.startsWith("curl ") && c.includes("--head")).map((c) => c.split(" ").pop())).toEqual(["http://registry.sim:5000/v2/a/one/manifests/1", "http://registry.sim:5000/v2/b/two/manifests/2"]);
+    expect(copies(p.tools)).toEqual({ "registry.sim:5000/a/one": 1, "registry.sim:5000/b/two": 1, "registry.sim:5000/d/pinned": 1 });
+    expect(existsSync(layout(p.dir, "registry.sim:5000/a/one:1"))).toBe(false);
+    // The manifest records the registry digests (the local id for the image no pull recorded).
+    expect(lastJson(r0)).toEqual({
+      ready: 4,
+      total: 4,
+      images: {
+        "registry.sim:5000/a/one:1": `registry.sim:5000/a/one@${one}`,
+        "registry.sim:5000/b/two:2": `registry.sim:5000/b/two@${two}`,
+        "registry.sim:5000/c/cached:1": "sha256:registry.sim_5000_c_cached_1",
+        [`registry.sim:5000/d/pinned@${pinned}`]: `registry.sim:5000/d/pinned@${pinned}`,
+      },
     });
-    // A later run finds them cached and still reports the digests they were pulled at.
-    const r1 = pull(dir, ["registry.sim:5000/a/one:1"]);
+    // The step's private registry directory is gone.
+    expect(readdirSync(p.dir).filter((f) => f.startsWith("registry."))).toEqual([]);
+
+    // A later run finds them cached: no registry request, no skopeo; it still reports the digests they were pulled at.
+    const before = { requests: p.registry.requests.length, calls: calls.length };
+    const r1 = await p.run(["registry.sim:5000/a/one:1"]);
+    expect(r1.status, r1.stderr).toBe(0);
     expect(r1.stderr).toContain("cached registry.sim:5000/a/one:1");
-    expect(JSON.parse(r1.stdout.trim().split("\n").pop()!).images).toEqual({ "registry.sim:5000/a/one:1": `registry.sim:5000/a/one@${one}` });
+    expect(p.registry.requests).toHaveLength(before.requests);
+    expect(p.tools.calls().slice(before.calls).filter((c) => !c.startsWith("docker "))).toEqual([]);
+    expect(lastJson(r1).images).toEqual({ "registry.sim:5000/a/one:1": `registry.sim:5000/a/one@${one}` });
   });
 
-  it("skips cached images without calling skopeo", () => {
-    const dir = tempDir();
-    const bin = fakeImageTools(dir);
-    writeFileSync(path.join(dir, "state/x_y_1"), "amd64\n");
-    const r = runScript("task-images.sh", { PATH: `${bin}:${process.env.PATH}`, STATE: path.join(dir, "state"), IMAGES: "x/y:1", CONCURRENCY: "2", ATTEMPTS: "1", DAEMON_JSON: "/nonexistent", DIGESTS_DIR: path.join(dir, "digests") });
-    expect(r.status, r.stderr).toBe(0);
-    expect(r.stderr).toContain("cached x/y:1");
-    expect(readFileSync(path.join(dir, "state/calls"), "utf8")).not.toContain("skopeo");
-  });
-
-  it("retries with exponential backoff, then fails naming every missing image (and an arm64 one)", () => {
-    const dir = tempDir();
-    mkdirSync(path.join(dir, "state"), { recursive: true });
-    // flaky:1 fails twice then succeeds on attempt 3; dead:1 always fails; arm64 image pulls but is the wrong architecture.
-    writeFileSync(path.join(dir, "state/failures"), "r.io/flaky:1=2\nr.io/dead:1=99\n");
-    const r = pull(dir, ["r.io/flaky:1", "r.io/dead:1", "r.io/arm64:1"], { INSECURE_REGISTRIES: "r.io" });
+  it("retries a HEAD that fails with exponential backoff, not a 404, then fails naming every missing image (and removes an arm64 one)", async () => {
+    // flaky:1's HEAD answers 503 twice, then 200 (attempt 3); dead:1's always 503; gone:1 is unknown (404);
+    // arm64:1 pulls but is the wrong architecture.
+    const p = await setup({ headFailures: { "r.io/flaky:1": 2, "r.io/dead:1": Infinity }, missing: ["r.io/gone:1"] });
+    const r = await p.run(["r.io/flaky:1", "r.io/dead:1", "r.io/arm64:1", "r.io/gone:1"], { insecure: ["r.io"] });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/pulled r\.io\/flaky:1 at sha256:[0-9a-f]{64}\n/);
-    expect(r.stderr).toContain("FAILED r.io/dead:1 after 3 attempts");
-    expect(r.stderr).toContain("r.io/arm64:1 has architecture arm64, expected amd64");
-    expect(r.stderr).toContain("1/3 images ready");
-    expect(r.stderr).toMatch(/missing: r.io\/arm64:1\n.*missing: r.io\/dead:1/);
-    const sleeps = readFileSync(path.join(dir, "state/calls"), "utf8").split("\n").filter((l) => l.startsWith("sleep"));
-    // Two waits per failing image before its 3rd attempt: 2 s then 4 s.
-    expect(sleeps.sort()).toEqual(["sleep 2", "sleep 2", "sleep 4", "sleep 4"]);
-    expect(readFileSync(path.join(dir, "state/calls"), "utf8")).toContain("--tls-verify=false --retry-times 3 --format {{.Digest}} docker://r.io/dead:1");
-    // Each retry is a progress line naming what was retried, the next attempt and the wait.
-    expect(r.stderr).toMatch(/task-images: progress: retrying skopeo inspect r\.io\/flaky:1 \(attempt 2\/3 in 2s\): .*simulated failure 1 for r\.io\/flaky:1/);
-    expect(r.stderr).toMatch(/task-images: progress: retrying skopeo inspect r\.io\/flaky:1 \(attempt 3\/3 in 4s\)/);
-    expect(r.stderr).toContain("FAILED r.io/dead:1 after 3 attempts (registry r.io,");
+    expect(r.stderr).toContain(`task-images: pulled r.io/flaky:1 at ${tagDigest("r.io/flaky:1")}\n`);
+    expect(r.stderr).toContain("task-images: FAILED r.io/dead:1: cannot read its digest (registry r.io): HEAD http://r.io/v2/dead/manifests/1: HTTP 503\n");
+    expect(r.stderr).toContain("task-images: FAILED r.io/gone:1: cannot read its digest (registry r.io): HEAD http://r.io/v2/gone/manifests/1: HTTP 404\n");
+    expect(r.stderr).toContain("r.io/arm64:1 has architecture arm64, expected amd64; removing it");
+    expect(r.stderr).toContain("1/4 images ready");
+    expect(r.stderr).toMatch(/missing: r\.io\/arm64:1\n.*missing: r\.io\/dead:1\n.*missing: r\.io\/gone:1\n/);
+    expect(existsSync(path.join(p.tools.state, "r.io_arm64_1"))).toBe(false);
+    // Each retry is a progress line naming what was retried, the next attempt, the wait and why.
+    const lines = progress(r.stderr);
+    expect(lines).toContain("task-images: retrying HEAD r.io/flaky:1 (attempt 2/3 in 2s): HEAD http://r.io/v2/flaky/manifests/1: HTTP 503");
+    expect(lines).toContain("task-images: retrying HEAD r.io/flaky:1 (attempt 3/3 in 4s): HEAD http://r.io/v2/flaky/manifests/1: HTTP 503");
+    expect(lines).toContain("task-images: retrying HEAD r.io/dead:1 (attempt 3/3 in 4s): HEAD http://r.io/v2/dead/manifests/1: HTTP 503");
+    expect(lines.filter((l) => l.includes("gone"))).toEqual([]);
+    // Two waits per failing image before its 3rd attempt: 2 s then 4 s; none for the 404.
+    expect(p.tools.sleeps().sort()).toEqual([2, 2, 4, 4]);
+    const heads = (repo: string) => p.registry.manifests({ method: "HEAD", repo }).map((x) => x.status);
+    expect(heads("flaky")).toEqual([503, 503, 200]);
+    expect(heads("dead")).toEqual([503, 503, 503]);
+    expect(heads("gone")).toEqual([404]);
+    // Nothing is copied without a digest; what is copied is copied once.
+    expect(gets(p.registry, "r.io")).toEqual({ flaky: 1, arm64: 1 });
+    expect(p.registry.counted()).toHaveLength(2);
+  });
+
+  it("copies no more images than the registry's quota allows, then fails naming the limit, the images left, when the window reopens, credentials and mirror", async () => {
+    const p = await setup({ quota: { anonymous: 2, authenticated: 200, windowSeconds: 21_600 } });
+    const r = await p.run(images(5), { budget: 0 });
+    expect(r.status).toBe(1);
+    const lines = progress(r.stderr);
+    expect(lines).toContain("task-images: registry registry.sim:5000 allows 2 more pulls now (limit 2 per 21600s, anonymous); 5 images to pull from it");
+    expect(warnings(r.stderr)).toEqual([
+      "the 5 images from registry.sim:5000 need 2 more pull window(s) of 21600s (43200 s) beyond the 2 pulls left, more than this step may wait (0s); set credentials for registry.sim:5000 (reprobench:registries) or a mirror",
+    ]);
+    // The fake clock starts at 2026-01-01T00:00:00Z: the window of the first pull reopens 6 h later.
+    expect(r.stderr.trim().split("\n").pop()).toBe(
+      "task-images: registry registry.sim:5000's pull limit is used up (anonymous: 2 pulls per 21600s): 3 images left, the window reopens by 06:00:00 UTC; " +
+        "that is after this step's time budget (0s, until 00:00:00 UTC), so 3 of 5 images are not pulled. " +
+        "Set credentials for the registry (reprobench:registries[].username and the secret reprobench:registryPasswords) or a pull-through mirror (reprobench:registries[].mirror), then run up again",
+    );
+    expect(r.stderr.match(/^task-images: not pulled \(quota\) registry\.sim:5000\/q\/img\d:1$/gm)).toHaveLength(3);
+    // Exactly the 2 pulls the quota had, no 429 (nothing was tried beyond it), no image copied twice, no waiting.
+    expect(p.registry.counted()).toHaveLength(2);
+    expect(p.registry.requests.filter((x) => x.status === 429)).toEqual([]);
+    expect(Object.values(gets(p.registry))).toEqual([1, 1]);
+    expect(Object.values(copies(p.tools))).toEqual([1, 1]);
+    expect(p.registry.manifests({ method: "HEAD" }).every((x) => !x.counted)).toBe(true);
+    expect(p.tools.sleeps()).toEqual([]);
+    expect(r.stdout).toBe("");
+  });
+
+  it("waits for the pull window when the time budget allows it, and pulls the rest in the next passes", async () => {
+    const p = await setup({ quota: { anonymous: 2, authenticated: 200, windowSeconds: 600 } });
+    const r = await p.run(images(5), { budget: 1500 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain("task-images: 5/5 images ready\n");
+    // Two windows of 600 s fit the 1500 s budget: no warning.
+    expect(warnings(r.stderr)).toEqual([]);
+    const lines = progress(r.stderr);
+    expect(lines).toContain("task-images: registry registry.sim:5000 allows 2 more pulls now (limit 2 per 600s, anonymous); 5 images to pull from it");
+    expect(lines).toContain("task-images: registry registry.sim:5000's pull limit is used up (anonymous: 2 pulls per 600s): 3 images left, the window reopens by 00:10:00 UTC; waiting until then (3 images left, pass 1)");
+    expect(lines).toContain("task-images: registry registry.sim:5000's pull limit is used up (anonymous: 2 pulls per 600s): 1 images left, the window reopens by 00:20:00 UTC; waiting until then (1 images left, pass 2)");
+    // The stand-in sleep advanced the registry's clock by each wait.
+    expect(p.tools.sleeps()).toEqual([600, 600]);
+    expect(p.registry.now() - 1_767_225_600).toBe(1200);
+    // One counted GET per image, spread over the windows; never over the quota.
+    expect(p.registry.counted().map((x) => x.repo).sort()).toEqual(["q/img1", "q/img2", "q/img3", "q/img4", "q/img5"]);
+    expect(p.registry.requests.filter((x) => x.status === 429)).toEqual([]);
+    expect(Object.values(copies(p.tools))).toEqual([1, 1, 1, 1, 1]);
+    expect(lastJson(r).ready).toBe(5);
+  });
+
+  it("after the wait, reads the quota again with a HEAD that is retried like the others (a transient 503 costs no window)", async () => {
+    // Whichever image waits for the window: its second HEAD (the one after the wait) answers 503 once.
+    const p = await setup({ quota: { anonymous: 1, authenticated: 200, windowSeconds: 600 }, headFailOn: { "registry.sim:5000/q/img1:1": [2], "registry.sim:5000/q/img2:1": [2] } });
+    const r = await p.run(images(2), { budget: 1000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain("task-images: 2/2 images ready\n");
+    expect(progress(r.stderr).filter((l) => l.startsWith("task-images: retrying HEAD"))).toEqual([
+      expect.stringMatching(/^task-images: retrying HEAD registry\.sim:5000\/q\/img[12]:1 \(attempt 2\/3 in 2s\): HEAD http:\/\/registry\.sim:5000\/v2\/q\/img[12]\/manifests\/1: HTTP 503$/),
+    ]);
+    // The wait, then the retry's 2 s: not a second window.
+    expect(p.tools.sleeps()).toEqual([600, 2]);
+    expect(p.registry.counted()).toHaveLength(2);
+  });
+
+  it("does not retry a 429 from the copy: the image waits for the window (or the step fails saying so)", async () => {
+    // The HEAD announces one pull more than the registry then allows (someone else pulled meanwhile).
+    const options = { quota: { anonymous: 2, authenticated: 200, windowSeconds: 21_600 }, overstate: 1 };
+    const p = await setup(options);
+    const r = await p.run(images(3), { budget: 0 });
+    expect(r.status).toBe(1);
+    const refused = p.registry.requests.filter((x) => x.status === 429);
+    expect(refused).toHaveLength(1);
+    expect(r.stderr).toContain("toomanyrequests: You have reached your unauthenticated pull rate limit. https://www.docker.com/increase-rate-limit");
+    expect(r.stderr).not.toMatch(/retrying skopeo copy/);
+    expect(r.stderr).toContain(`task-images: not pulled (quota) registry.sim:5000/${refused[0].repo}:1\n`);
+    expect(r.stderr).toContain("(anonymous: 2 pulls per 21600s): 1 images left, the window reopens by 06:00:00 UTC");
+    expect(Object.values(gets(p.registry))).toEqual([1, 1, 1]);
+
+    // With a budget that covers the window, the refused image is pulled after it.
+    const q = await setup(options);
+    const r2 = await q.run(images(3), { budget: 30_000 });
+    expect(r2.status, r2.stderr).toBe(0);
+    expect(q.tools.sleeps()).toEqual([21_600]);
+    const again = q.registry.requests.filter((x) => x.status === 429)[0].repo;
+    expect(q.registry.manifests({ method: "GET", repo: again }).map((x) => x.status)).toEqual([429, 200]);
+    expect(q.registry.counted()).toHaveLength(3);
+    expect(r2.stderr).toContain("task-images: 3/3 images ready\n");
+  });
+
+  it("pulls with the stack's credentials: the account's limit applies, and the password is in no output and on no command line", async () => {
+    const password = "s3cr3t-Pa55word";
+    const p = await setup({ users: { "ci-user": password }, quota: { anonymous: 1, authenticated: 10, windowSeconds: 21_600 } });
+    const secret = registryScriptEnv([{ registry: "registry.sim:5000", username: "ci-user", password }], []);
+    const r = await p.run(images(3), { secret });
+    expect(r.status, r.stderr).toBe(0);
+    expect(progress(r.stderr)).toContain("task-images: registry registry.sim:5000 allows 10 more pulls now (limit 10 per 21600s, with this stack's credentials); 3 images to pull from it");
+    expect(warnings(r.stderr)).toEqual([]);
+    expect(r.stderr).toContain("task-images: 3/3 images ready\n");
+    // Every HEAD and GET came as ci-user (skopeo read the step's auth file), 3 counted against the account.
+    expect(new Set(p.registry.requests.map((x) => x.user))).toEqual(new Set(["ci-user"]));
+    expect(p.registry.counted({ user: "ci-user" })).toHaveLength(3);
+    const base64 = Buffer.from(`ci-user:${password}`).toString("base64");
+    const argv = p.tools.calls().join("\n");
+    for (const text of [r.stdout, r.stderr, argv]) {
+      expect(text).not.toContain(password);
+      expect(text).not.toContain(base64);
+    }
+    // The credentials' private directory is removed at the end.
+    expect(readdirSync(p.dir).filter((f) => f.startsWith("registry."))).toEqual([]);
+  });
+
+  it("does not gate a mirrored registry on the upstream's quota: its images come through the mirror", async () => {
+    const p = await setup({ hostQuota: { "registry.sim:5000": { anonymous: 1, authenticated: 10, windowSeconds: 21_600 }, "mirror.sim:5000": null } });
+    const secret = registryScriptEnv([], [{ registry: "registry.sim:5000", url: "http://mirror.sim:5000" }]);
+    expect(secret.MIRRORED_REGISTRIES).toBe("registry.sim:5000");
+    const r = await p.run(images(3), { secret });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain("task-images: 3/3 images ready\n");
+    expect(progress(r.stderr).filter((l) => l.includes("more pulls now") || l.includes("limit is used up"))).toEqual([]);
+    expect(warnings(r.stderr)).toEqual([]);
+    // The digests by a (free) HEAD upstream, the manifests from the mirror; the upstream counted nothing.
+    expect(p.registry.manifests({ method: "HEAD", host: "registry.sim:5000" })).toHaveLength(3);
+    expect(p.registry.manifests({ method: "GET", host: "registry.sim:5000" })).toEqual([]);
+    expect(gets(p.registry, "mirror.sim:5000")).toEqual({ "q/img1": 1, "q/img2": 1, "q/img3": 1 });
+    expect(p.tools.sleeps()).toEqual([]);
   });
 });
 
