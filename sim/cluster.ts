@@ -25,6 +25,26 @@ import {
   type NetworkConditions,
 } from "./outside";
 import {
+  ensureRegistryPassword,
+  manifestGetCounts,
+  MIRROR_HOSTNAME,
+  MIRROR_PORT,
+  nextQuota,
+  pullsInWindow,
+  QUOTA_FILE_NAME,
+  QUOTA_MAX,
+  readQuotaFile,
+  readRegistryRequests,
+  REGISTRY_PASSWORD_MOUNT,
+  REGISTRY_STATE_MOUNT,
+  REGISTRY_USER,
+  REQUEST_LOG_NAME,
+  scenarioQuota,
+  writeQuotaFile,
+  type RegistryQuota,
+  type RegistryRequest,
+} from "./registry";
+import {
   buildImages,
   datasetTaskDirs,
   HASH_LABEL,
@@ -38,6 +58,8 @@ import {
 } from "./images";
 
 export type { NetworkConditions } from "./outside";
+export type { ManifestCount, RegistryQuota, RegistryRequest } from "./registry";
+export { manifestGetCounts, readRegistryRequests } from "./registry";
 
 export const SIM_LABEL = "io.reprobench.sim";
 export const ROLE_LABEL = "io.reprobench.sim.role";
@@ -110,8 +132,29 @@ export interface InstanceLayout {
   /**
    * cacheDir holds the registry's storage. It is a cache like the images (kept by `sim down`, removed
    * by `sim down --purge-images`): without it every warm `sim up` re-pushes ~26 images (~30 s).
+   * The pull limits (sim/images/registry/registry-gate.py): `username` with the password in
+   * `passwordFile` (0600) pulls as an account; `quotaFile` (the limits, `sim registry`) and `requestLog`
+   * (JSON lines) are in `stateDir`, bind-mounted into the container. Paths are project-relative.
    */
-  registry: { container: string; cacheDir: string; ip: string; hostname: string; port: number; pushHost: string };
+  registry: {
+    container: string;
+    cacheDir: string;
+    ip: string;
+    hostname: string;
+    port: number;
+    pushHost: string;
+    username: string;
+    passwordFile: string;
+    stateDir: string;
+    quotaFile: string;
+    requestLog: string;
+  };
+  /**
+   * The pull-through mirror of registry.sim (`mirror.sim:5000`): on the cluster network (ip; the hosts
+   * reach it directly) and on the outside network (outsideIp; it reaches registry.sim directly), pulling
+   * as `registry.username`.
+   */
+  mirror: { container: string; ip: string; outsideIp: string; hostname: string; port: number };
   /**
    * The outside network (registry, package index, git server) the hosts reach only through the proxy,
    * and the container serving the index and the git repository (static files from `treeDir`, a cache).
@@ -159,7 +202,13 @@ export function instanceLayout(instance: SimInstance = DEFAULT_INSTANCE): Instan
       hostname: REGISTRY.hostname,
       port: REGISTRY.port,
       pushHost: `127.0.0.1:${REGISTRY.port + instance.slot}`,
+      username: REGISTRY_USER,
+      passwordFile: `${stateDir}/registry-password`,
+      stateDir: `${stateDir}/registry`,
+      quotaFile: `${stateDir}/registry/${QUOTA_FILE_NAME}`,
+      requestLog: `${stateDir}/registry/${REQUEST_LOG_NAME}`,
     },
+    mirror: { container: `${containerPrefix}-mirror`, ip: `${prefix}.4`, outsideIp: `${outside}.30`, hostname: MIRROR_HOSTNAME, port: MIRROR_PORT },
     firstSshPort: FIRST_SSH_PORT + 100 * instance.slot,
   };
 }
@@ -281,17 +330,26 @@ export function hostCreateArgs(plan: InstanceLayout & { root?: string }, host: H
   ];
 }
 
-/** /etc/hosts entries of every host: only proxy.sim is reachable; the outside names resolve but are dropped. */
+/**
+ * /etc/hosts entries of every host: proxy.sim and mirror.sim (both on the cluster network) are reachable;
+ * the outside names resolve but are dropped.
+ */
 export function outsideHostEntries(plan: InstanceLayout): string[] {
   return [
     "--add-host", `${plan.proxy.hostname}:${plan.proxy.ip}`,
     "--add-host", `${plan.registry.hostname}:${plan.registry.ip}`,
     "--add-host", `${INDEX_HOSTNAME}:${plan.outside.ip}`,
     "--add-host", `${GIT_HOSTNAME}:${plan.outside.ip}`,
+    "--add-host", `${plan.mirror.hostname}:${plan.mirror.ip}`,
   ];
 }
 
-export function registryRunArgs(plan: InstanceLayout & { root?: string }, image: string): string[] {
+/**
+ * The registry: the gate on :5000 in front of docker-registry (the image's CMD). The password file
+ * (read-only) and the state directory (quota read, request log appended) are bind-mounted from the
+ * state dir: the password is in no argv and no environment `docker inspect` shows.
+ */
+export function registryRunArgs(plan: InstanceLayout & { root: string }, image: string): string[] {
   return [
     "docker", "run", "-d",
     "--name", plan.registry.container,
@@ -301,8 +359,30 @@ export function registryRunArgs(plan: InstanceLayout & { root?: string }, image:
     "--ip", plan.registry.ip,
     "-p", `${plan.registry.pushHost}:${plan.registry.port}`,
     "-v", `${plan.registry.cacheDir}:/var/lib/docker-registry`,
+    "-v", `${join(plan.root, plan.registry.passwordFile)}:${REGISTRY_PASSWORD_MOUNT}:ro`,
+    "-v", `${join(plan.root, plan.registry.stateDir)}:${REGISTRY_STATE_MOUNT}`,
     "--restart", "unless-stopped",
     image,
+  ];
+}
+
+/**
+ * The pull-through mirror, created on the outside network (the cluster network is connected before
+ * start). Same image as the registry; its entrypoint writes the proxy config with the password (0600).
+ */
+export function mirrorCreateArgs(plan: InstanceLayout & { root: string }, image: string): string[] {
+  return [
+    "docker", "create",
+    "--name", plan.mirror.container,
+    "--hostname", plan.mirror.hostname,
+    ...simLabels(plan, { [ROLE_LABEL]: "mirror" }),
+    "--network", plan.outside.network.name,
+    "--ip", plan.mirror.outsideIp,
+    "--add-host", `${plan.registry.hostname}:${plan.registry.ip}`,
+    "-v", `${join(plan.root, plan.registry.passwordFile)}:${REGISTRY_PASSWORD_MOUNT}:ro`,
+    "--restart", "unless-stopped",
+    image,
+    "/usr/local/lib/reprobench/entrypoint.sh", "mirror", plan.registry.username, `http://${plan.registry.hostname}:${plan.registry.port}`,
   ];
 }
 
@@ -433,7 +513,22 @@ export function clusterJson(plan: ClusterPlan, images: ClusterImages, outside?: 
       proxyUrlFile: plan.proxyUrlFile,
       networkConditionsFile: plan.networkConditionsFile,
     },
-    registry: { host: REGISTRY_HOST, pushHost: plan.registry.pushHost, ip: plan.registry.ip, container: plan.registry.container },
+    registry: {
+      host: REGISTRY_HOST,
+      pushHost: plan.registry.pushHost,
+      ip: plan.registry.ip,
+      container: plan.registry.container,
+      username: plan.registry.username,
+      passwordFile: plan.registry.passwordFile,
+      quotaFile: plan.registry.quotaFile,
+      requestLog: plan.registry.requestLog,
+      mirror: {
+        host: `${plan.mirror.hostname}:${plan.mirror.port}`,
+        ip: plan.mirror.ip,
+        outsideIp: plan.mirror.outsideIp,
+        container: plan.mirror.container,
+      },
+    },
     privateKeyFile: plan.privateKeyFile,
     knownHostsFile: plan.knownHostsFile,
     resultsDir: plan.resultsDir,
@@ -454,11 +549,17 @@ export function clusterJson(plan: ClusterPlan, images: ClusterImages, outside?: 
 }
 
 export interface SimArgs {
-  action: "up" | "down" | "status" | "network";
+  action: "up" | "down" | "status" | "network" | "registry";
   /** network: the fields to change (the rest keep their current values). */
   conditions?: Partial<NetworkConditions>;
-  /** network --reset: start from the scenario's `network` section. */
+  /** network/registry --reset: start from the scenario's `network` / `registry` section. */
   reset?: boolean;
+  /** registry: the limits to change. */
+  quota?: Partial<RegistryQuota>;
+  /** registry --clear-counts: the gate forgets the pulls counted so far. */
+  clearCounts?: boolean;
+  /** registry --counts: manifest requests per repository:reference and client/account, from the log. */
+  counts?: boolean;
   hosts?: number;
   /** up: take over a cluster another checkout started (its job results are copied here first). */
   takeOver: boolean;
@@ -476,13 +577,29 @@ export const SIM_USAGE = [
   "                                                remove everything `sim up` made (job results are copied",
   "                                                to .sim/results/<host>/ first unless --discard-results);",
   "                                                images and the registry cache stay unless --purge-images",
-  "       reprobench sim status [--json]           state of the registry and each host",
+  "       reprobench sim status [--json]           state of the registry, mirror, proxy and each host",
   "       reprobench sim network [--latency-ms N] [--bandwidth-kbps N] [--fail-fraction F]",
   "                              [--fail-with 502|503|429|reset] [--seed N] [--reset]",
   "                                                the egress proxy's network conditions (applied to new",
   "                                                connections at once); --reset: back to the `network`",
   "                                                section of sim/scenarios/sim-default.json first",
+  "       reprobench sim registry [--anonymous N] [--authenticated M] [--window SECONDS] [--reset]",
+  "                               [--clear-counts] [--counts] [--json]",
+  "                                                the registry's pull limits (Docker Hub's: a pull is a",
+  "                                                manifest GET, counted per client IP anonymously and per",
+  "                                                account with credentials, in a sliding window); prints",
+  "                                                them. --reset: back to the `registry` section of",
+  "                                                sim/scenarios/sim-default.json first; --clear-counts:",
+  "                                                forget the pulls counted so far; --counts: manifest GETs,",
+  "                                                HEADs and 429s per repository:reference and client/user",
+  "                                                since the last clear, from the gate's request log",
 ].join("\n");
+
+const REGISTRY_FLAGS: Record<string, "anonymousPulls" | "authenticatedPulls" | "windowSeconds"> = {
+  "--anonymous": "anonymousPulls",
+  "--authenticated": "authenticatedPulls",
+  "--window": "windowSeconds",
+};
 
 const NETWORK_FLAGS: Record<string, keyof NetworkConditions> = {
   "--latency-ms": "latencyMs",
@@ -495,8 +612,8 @@ const NETWORK_FLAGS: Record<string, keyof NetworkConditions> = {
 /** Parses `sim` arguments; throws an Error naming the bad argument. */
 export function parseSimArgs(args: string[]): SimArgs {
   const [action, ...rest] = args;
-  if (action !== "up" && action !== "down" && action !== "status" && action !== "network") {
-    throw new Error(action === undefined ? "missing subcommand; expected up, down, status or network" : `unknown subcommand '${action}'; expected up, down, status or network`);
+  if (action !== "up" && action !== "down" && action !== "status" && action !== "network" && action !== "registry") {
+    throw new Error(action === undefined ? "missing subcommand; expected up, down, status, network or registry" : `unknown subcommand '${action}'; expected up, down, status, network or registry`);
   }
   const out: SimArgs = { action, takeOver: false, discardResults: false, purgeImages: false, json: false };
   for (let i = 0; i < rest.length; i++) {
@@ -513,9 +630,25 @@ export function parseSimArgs(args: string[]): SimArgs {
       out.conditions = { ...out.conditions, [key]: parsed };
       continue;
     }
+    if (flag in REGISTRY_FLAGS) {
+      if (action !== "registry") throw new Error(`${flag} is not an option of 'sim ${action}'`);
+      const value = arg.includes("=") ? arg.slice(flag.length + 1) : rest[++i];
+      const key = REGISTRY_FLAGS[flag];
+      const min = key === "windowSeconds" ? 1 : 0;
+      if (value === undefined) throw new Error(`${flag}: missing value; expected an integer from ${min} to ${QUOTA_MAX}`);
+      if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > QUOTA_MAX) throw new Error(`${flag}: got '${value}'; expected an integer from ${min} to ${QUOTA_MAX}`);
+      out.quota = { ...out.quota, [key]: Number(value) };
+      continue;
+    }
     if (arg === "--reset") {
-      if (action !== "network") throw new Error(`--reset is not an option of 'sim ${action}'`);
+      if (action !== "network" && action !== "registry") throw new Error(`--reset is not an option of 'sim ${action}'`);
       out.reset = true;
+      continue;
+    }
+    if (arg === "--clear-counts" || arg === "--counts") {
+      if (action !== "registry") throw new Error(`${arg} is not an option of 'sim ${action}'`);
+      if (arg === "--counts") out.counts = true;
+      else out.clearCounts = true;
       continue;
     }
     const allowed = (flag: string, actions: SimArgs["action"][]) => {
@@ -539,7 +672,7 @@ export function parseSimArgs(args: string[]): SimArgs {
       allowed(arg, ["down"]);
       out.purgeImages = true;
     } else if (arg === "--json") {
-      allowed(arg, ["status"]);
+      allowed(arg, ["status", "registry"]);
       out.json = true;
     } else {
       throw new Error(`unknown argument '${arg}' for 'sim ${action}'`);
@@ -693,7 +826,11 @@ async function containerHash(name: string): Promise<string> {
   return (await docker(["inspect", "--type", "container", "--format", `{{index .Config.Labels "${HASH_LABEL}"}}`, name])).trim();
 }
 
-async function ensureRegistry(plan: ClusterPlan, image: string, log: Log): Promise<void> {
+/**
+ * The registry (gate + docker-registry), recreated when its image changed or its password file was
+ * (re)made (a bind-mounted file keeps its old inode); its storage is a cache dir, so nothing is lost.
+ */
+async function ensureRegistry(plan: ClusterPlan, image: string, wantHash: string | undefined, freshPassword: boolean, log: Log): Promise<void> {
   const { registry } = plan;
   let state = await containerState(registry.container);
   if (state !== undefined && !(await containerNetworks(registry.container)).includes(plan.outside.network.name)) {
@@ -702,19 +839,26 @@ async function ensureRegistry(plan: ClusterPlan, image: string, log: Log): Promi
     await docker(["rm", "-f", registry.container], 120_000);
     state = undefined;
   }
+  if (state !== undefined && (freshPassword || (await containerHash(registry.container)) !== wantHash)) {
+    log(`recreating registry ${registry.hostname} (${freshPassword ? "new pull password" : "its image changed"}; its storage ${registry.cacheDir} stays)`);
+    await docker(["rm", "-f", registry.container], 120_000);
+    state = undefined;
+  }
   if (state === undefined) {
     mkdirSync(registry.cacheDir, { recursive: true });
+    mkdirSync(join(plan.root, registry.stateDir), { recursive: true, mode: 0o700 });
     await docker(registryRunArgs(plan, image).slice(1));
-    log(`started registry ${registry.hostname} (${registry.ip}, pushed to via ${registry.pushHost})`);
+    log(`started registry ${registry.hostname} (${registry.ip}, pushed to via ${registry.pushHost}; pull limits in ${registry.quotaFile}, requests logged to ${registry.requestLog})`);
   } else if (state !== "running") {
     await docker(["start", registry.container]);
   }
   let last = "";
+  // HEAD /v2/ is served anonymously and forwarded: 200 means the gate and the registry behind it answer.
   await waitFor(
     `the registry on ${registry.pushHost}`,
     async () => {
       try {
-        const res = await fetch(`http://${registry.pushHost}/v2/`, { signal: AbortSignal.timeout(3000) });
+        const res = await fetch(`http://${registry.pushHost}/v2/`, { method: "HEAD", signal: AbortSignal.timeout(3000) });
         if (res.ok) return true;
         last = `HTTP ${res.status}`;
       } catch (err) {
@@ -724,6 +868,32 @@ async function ensureRegistry(plan: ClusterPlan, image: string, log: Log): Promi
     },
     { timeoutMs: 60_000, lastError: () => last },
   );
+}
+
+/**
+ * The pull-through mirror, recreated when its image or the password changed or it lacks a network. Its
+ * storage is the container's own (removed with it). It asks registry.sim for its token realm at start,
+ * so it starts after the registry answers.
+ */
+async function ensureMirror(plan: ClusterPlan, image: string, wantHash: string | undefined, freshPassword: boolean, log: Log): Promise<void> {
+  const { mirror } = plan;
+  let state = await containerState(mirror.container);
+  if (state !== undefined) {
+    const networks = await containerNetworks(mirror.container);
+    const stale = freshPassword || (await containerHash(mirror.container)) !== wantHash || !networks.includes(plan.network.name) || !networks.includes(plan.outside.network.name);
+    if (stale) {
+      await docker(["rm", "-f", mirror.container], 120_000);
+      state = undefined;
+    }
+  }
+  if (state === undefined) {
+    await docker(mirrorCreateArgs(plan, image).slice(1));
+    await docker(["network", "connect", "--ip", mirror.ip, plan.network.name, mirror.container]);
+    await docker(["start", mirror.container]);
+    log(`started mirror ${mirror.hostname}:${mirror.port} (${mirror.ip} on ${plan.network.name}, ${mirror.outsideIp} on ${plan.outside.network.name}), a pull-through cache of ${plan.registry.hostname}:${plan.registry.port} pulling as ${plan.registry.username}`);
+  } else if (state !== "running") {
+    await docker(["start", mirror.container]);
+  }
 }
 
 /** The index/git server, recreated when its image changed (it holds no state: the tree is a cache). */
@@ -865,8 +1035,9 @@ async function waitHostReady(plan: ClusterPlan, host: HostPlan, proxyUrl: string
   // The outside is reachable only through the proxy: through it the registry answers, directly it must
   // not (a sim friendlier than a real cluster would hide missing proxy settings). The URL with the
   // credentials travels on stdin and into curl's environment, never onto a command line.
+  // HEAD /v2/: GET would get the gate's 401 challenge; HEAD is served anonymously, by the registry behind it.
   const registryUrl = `http://${plan.registry.hostname}:${plan.registry.port}/v2/`;
-  const viaProxy = `IFS= read -r u; export http_proxy="$u"; curl -fsS -o /dev/null --max-time 20 ${registryUrl}`;
+  const viaProxy = `IFS= read -r u; export http_proxy="$u"; curl -fsS -I -o /dev/null --max-time 20 ${registryUrl}`;
   await waitFor(
     `${registryUrl} through ${plan.proxy.hostname}:${plan.proxy.port} from ${host.name}`,
     async () => {
@@ -886,7 +1057,7 @@ async function waitHostReady(plan: ClusterPlan, host: HostPlan, proxyUrl: string
     await waitFor(
       `the forwarder 127.0.0.1:${FORWARDER_PORT} on ${host.name}`,
       async () => {
-        const r = await ssh(`curl -fsS -o /dev/null --max-time 20 -x http://127.0.0.1:${FORWARDER_PORT} ${registryUrl}`, 40_000);
+        const r = await ssh(`curl -fsS -I -o /dev/null --max-time 20 -x http://127.0.0.1:${FORWARDER_PORT} ${registryUrl}`, 40_000);
         last = (r.stderr || r.stdout).trim();
         return r.code === 0 ? true : undefined;
       },
@@ -894,7 +1065,18 @@ async function waitHostReady(plan: ClusterPlan, host: HostPlan, proxyUrl: string
     );
     forwarder = `; through the forwarder 127.0.0.1:${FORWARDER_PORT} OK`;
   }
-  log(`${host.name}: direct ${registryUrl} refused (${why}); through ${plan.proxy.hostname}:${plan.proxy.port} OK${forwarder}`);
+  // The mirror is on the cluster network: reached directly, never through the proxy.
+  const mirrorUrl = `http://${plan.mirror.hostname}:${plan.mirror.port}/v2/`;
+  await waitFor(
+    `${mirrorUrl} (direct) from ${host.name}`,
+    async () => {
+      const r = await ssh(`curl --noproxy '*' -fsS -o /dev/null --max-time 10 ${mirrorUrl}`, 30_000);
+      last = (r.stderr || r.stdout).trim();
+      return r.code === 0 ? true : undefined;
+    },
+    { timeoutMs: 60_000, lastError: () => last },
+  );
+  log(`${host.name}: direct ${registryUrl} refused (${why}); through ${plan.proxy.hostname}:${plan.proxy.port} OK${forwarder}; ${mirrorUrl} direct OK`);
   log(`${host.name} ready (${host.ip}, ssh 127.0.0.1:${host.sshPort}) in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 }
 
@@ -1103,7 +1285,16 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
   await ensureNetwork(plan, plan.network, bridgeNames(instance).cluster);
   await ensureNetwork(plan, plan.outside.network, bridgeNames(instance).outside);
   await ensureEgressDrop(plan, log);
-  await ensureRegistry(plan, images.registryImage, log);
+  // The pull password once per instance (0600); the limits start from the scenario (and stay as
+  // `sim registry` left them on later runs).
+  const passwordFile = join(root, plan.registry.passwordFile);
+  const hadPassword = existsSync(passwordFile) ? readFileSync(passwordFile, "utf8").trim() : undefined;
+  const freshPassword = ensureRegistryPassword(passwordFile) !== hadPassword;
+  const quotaFile = join(root, plan.registry.quotaFile);
+  if (!existsSync(quotaFile)) writeQuotaFile(quotaFile, scenarioQuota(root));
+  const registryHash = resolved.find((i) => i.name === "sim-registry")?.hash;
+  await ensureRegistry(plan, images.registryImage, registryHash, freshPassword, log);
+  await ensureMirror(plan, images.registryImage, registryHash, freshPassword, log);
   const { pushed } = await pushImages(resolved, log, plan.registry.pushHost);
 
   const keyLines = await ensureKeys(plan);
@@ -1118,6 +1309,7 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
 
   const createdHosts: string[] = [];
   const olderHosts = new Set<string>();
+  const lackMirrorEntry = new Set<string>();
   const wantHash = resolved.find((i) => i.name === "sim-host")?.hash;
   for (const host of plan.hosts) {
     const state = await containerState(host.container);
@@ -1134,8 +1326,14 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
         olderHosts.add(host.name);
         log(`note: ${host.name} runs an older host image (it may lack the ${SUDO_USER} login the local stack uses on worker-a); \`sim down\` + \`sim up\` recreates it`);
       }
+      if (!extraHosts.includes(`${plan.mirror.hostname}:${plan.mirror.ip}`)) lackMirrorEntry.add(host.name);
     }
     if (state !== "running") await docker(["start", host.container]);
+    if (lackMirrorEntry.has(host.name)) {
+      // Made before the mirror: its /etc/hosts gets the entry now (again after each restart, by `sim up`).
+      await docker(["exec", host.container, "sh", "-c", `grep -q '[[:space:]]${plan.mirror.hostname}$' /etc/hosts || echo '${plan.mirror.ip}\t${plan.mirror.hostname}' >> /etc/hosts`]);
+      log(`note: ${host.name} was created before ${plan.mirror.hostname}; added it to its /etc/hosts (\`sim down\` + \`sim up\` makes it permanent)`);
+    }
   }
   for (const script of ["wheelhouse.sh", "agent-wheelhouse.sh"]) {
     const filled = await run(["bash", join(root, "sim", script)], { timeoutMs: 1_200_000 });
@@ -1218,7 +1416,7 @@ export async function simDown(options: SimOptions & { discardResults?: boolean; 
 
   // Files `sim up` made; <stateDir>/results (benchmark results) stays.
   const state = join(root, layout.stateDir);
-  for (const f of ["id_ed25519", "id_ed25519.pub", "known_hosts", "cluster.json", "hosts", "proxy-url", "network"]) rmSync(join(state, f), { recursive: true, force: true });
+  for (const f of ["id_ed25519", "id_ed25519.pub", "known_hosts", "cluster.json", "hosts", "proxy-url", "network", "registry-password", "registry"]) rmSync(join(state, f), { recursive: true, force: true });
   removeEmptyDirs(state, root);
 
   const purgedImages: string[] = [];
@@ -1253,6 +1451,37 @@ export function setNetworkConditions(options: { root: string; instance?: SimInst
   return next;
 }
 
+/** The registry's current pull limits (undefined when `sim up` has not made the file yet). */
+export function readRegistryQuota(options: { root: string; instance?: SimInstance }): RegistryQuota | undefined {
+  return readQuotaFile(join(options.root, instanceLayout(options.instance).registry.quotaFile));
+}
+
+/**
+ * Changes the registry's pull limits: `partial` over the current ones (over the scenario's `registry`
+ * section with `reset`); `clearCounts` makes the gate forget the pulls counted so far. The gate applies
+ * them to the next request; returns the result.
+ */
+export function setRegistryQuota(options: { root: string; instance?: SimInstance }, partial: Partial<RegistryQuota>, opts: { reset?: boolean; clearCounts?: boolean } = {}): RegistryQuota {
+  const next = nextQuota(readRegistryQuota(options), scenarioQuota(options.root), partial, opts);
+  writeQuotaFile(join(options.root, instanceLayout(options.instance).registry.quotaFile), next);
+  return next;
+}
+
+/** The gate's request log of an instance (empty before the first request). */
+export function registryRequests(options: { root: string; instance?: SimInstance }): RegistryRequest[] {
+  return readRegistryRequests(join(options.root, instanceLayout(options.instance).registry.requestLog));
+}
+
+/**
+ * `sim registry --counts`: manifest GETs/HEADs/429s per repository:reference and client/account since the
+ * last `--clear-counts`, and the pulls each principal has used in the current window.
+ */
+export function registryCounts(options: { root: string; instance?: SimInstance }, now = new Date()) {
+  const quota = readRegistryQuota(options) ?? scenarioQuota(options.root);
+  const records = registryRequests(options);
+  return { quota, since: quota.countsSince ?? null, rows: manifestGetCounts(records, { since: quota.countsSince }), inWindow: pullsInWindow(records, quota, now) };
+}
+
 export interface HostStatus {
   name: string;
   container: string;
@@ -1265,7 +1494,9 @@ export interface HostStatus {
 }
 
 export interface StatusReport {
-  registry: { name: string; state: string; repositories: number | undefined };
+  registry: { name: string; state: string; repositories: number | undefined; quota?: RegistryQuota };
+  /** The pull-through mirror (absent in reports of older code). */
+  mirror?: { name: string; state: string };
   /** The egress proxy and the index/git server (absent in reports of older code). */
   proxy?: { name: string; state: string };
   outside?: { name: string; state: string };
@@ -1306,7 +1537,8 @@ export async function simStatus(options: SimOptions): Promise<StatusReport> {
     hosts.push({ name: host.name, container: host.container, ip: host.ip, sshPort: host.sshPort, container_state: state, systemd, ssh, docker: dockerVersion });
   }
   return {
-    registry: { name: `${plan.registry.hostname} (${plan.registry.ip})`, state: registryState, repositories },
+    registry: { name: `${plan.registry.hostname} (${plan.registry.ip})`, state: registryState, repositories, quota: readRegistryQuota(options) },
+    mirror: { name: `${plan.mirror.hostname}:${plan.mirror.port} (${plan.mirror.ip})`, state: (await containerState(plan.mirror.container)) ?? "absent" },
     proxy: { name: `${plan.proxy.hostname}:${plan.proxy.port} (${plan.proxy.ip})`, state: (await containerState(plan.proxy.container)) ?? "absent" },
     outside: { name: `${INDEX_HOSTNAME} + ${GIT_HOSTNAME} (${plan.outside.ip})`, state: (await containerState(plan.outside.container)) ?? "absent" },
     hosts,
@@ -1314,7 +1546,10 @@ export async function simStatus(options: SimOptions): Promise<StatusReport> {
 }
 
 export function formatStatus(report: StatusReport): string {
-  const lines = [`registry ${report.registry.name}: ${report.registry.state}${report.registry.repositories !== undefined ? `, ${report.registry.repositories} repositories` : ""}`];
+  const q = report.registry.quota;
+  const limits = q ? `; pull limits ${q.anonymousPulls} anonymous (per IP) / ${q.authenticatedPulls} authenticated per ${q.windowSeconds}s` : "";
+  const lines = [`registry ${report.registry.name}: ${report.registry.state}${report.registry.repositories !== undefined ? `, ${report.registry.repositories} repositories` : ""}${limits}`];
+  if (report.mirror) lines.push(`mirror ${report.mirror.name}: ${report.mirror.state}`);
   if (report.proxy) lines.push(`proxy ${report.proxy.name}: ${report.proxy.state}`);
   if (report.outside) lines.push(`index/git ${report.outside.name}: ${report.outside.state}`);
   if (report.hosts.length === 0) {

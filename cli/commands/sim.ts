@@ -1,15 +1,16 @@
-// `reprobench sim up|down|status`: the simulated cluster the `local` stack runs on (sim/cluster.ts).
+// `reprobench sim up|down|status|network|registry`: the simulated cluster the `local` stack runs on (sim/cluster.ts).
 import { resolve } from "node:path";
 import type { Command } from "./index";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { formatStatus, instanceLayout, parseSimArgs, setNetworkConditions, SIM_USAGE, simDown, simStatus, simUp } from "../../sim/cluster";
+import { formatStatus, instanceLayout, parseSimArgs, registryCounts, setNetworkConditions, setRegistryQuota, SIM_USAGE, simDown, simStatus, simUp } from "../../sim/cluster";
+import { formatManifestCounts } from "../../sim/registry";
 
 // The project root, wherever the CLI is started from: .sim/ paths in Pulumi.local.yaml are relative to it.
 const root = resolve(__dirname, "..", "..");
 
 export const sim: Command = {
-  summary: "simulated cluster for the local stack: sim up [--hosts N] | down | status | network",
+  summary: "simulated cluster for the local stack: sim up [--hosts N] | down | status | network | registry",
   async run(args) {
     if (args.includes("--help") || args.includes("-h")) {
       console.log(SIM_USAGE);
@@ -39,9 +40,33 @@ export const sim: Command = {
       if (!existsSync(join(root, instanceLayout().stateDir, "cluster.json"))) console.error("reprobench sim: note: the simulated cluster is not up; `sim up` starts its proxy with these conditions");
       return 0;
     }
+    if (parsed.action === "registry") {
+      const notUp = !existsSync(join(root, instanceLayout().stateDir, "cluster.json"));
+      const changes = parsed.quota !== undefined || parsed.reset === true || parsed.clearCounts === true;
+      // Without changes the file is still written (from the scenario when it is missing): `sim up` then keeps it.
+      const quota = changes || !parsed.counts ? setRegistryQuota({ root }, parsed.quota ?? {}, { reset: parsed.reset, clearCounts: parsed.clearCounts }) : undefined;
+      if (parsed.counts) {
+        const counts = registryCounts({ root });
+        if (parsed.json) console.log(JSON.stringify(counts, null, 2));
+        else {
+          console.log(`manifest requests since ${counts.since ?? "the registry started logging"} (${instanceLayout().registry.requestLog}):`);
+          console.log(formatManifestCounts(counts.rows, counts.inWindow, counts.quota));
+        }
+      } else if (quota) {
+        console.log(JSON.stringify(quota));
+      }
+      if (notUp) console.error("reprobench sim: note: the simulated cluster is not up; `sim up` starts its registry with these limits");
+      return 0;
+    }
     const status = await simStatus({ root });
     console.log(parsed.json ? JSON.stringify(status, null, 2) : formatStatus(status));
-    const healthy = status.hosts.length > 0 && status.registry.state === "running" && status.proxy?.state === "running" && status.outside?.state === "running" && status.hosts.every((h) => h.ssh && h.docker !== "down" && h.docker !== "-");
+    const healthy =
+      status.hosts.length > 0 &&
+      status.registry.state === "running" &&
+      status.mirror?.state === "running" &&
+      status.proxy?.state === "running" &&
+      status.outside?.state === "running" &&
+      status.hosts.every((h) => h.ssh && h.docker !== "down" && h.docker !== "-");
     return healthy ? 0 : 3;
   },
 };

@@ -61,8 +61,9 @@ TOOL_CALL_KEYS = {"id", "type", "function"}
 TOOL_FUNCTION_KEYS = {"name", "arguments"}
 FAIL_KEYS = {"status", "message", "hang_seconds", "disconnect"}
 RULE_KEYS = {"name", "match", "reply", "turns", "fail", "delay_seconds", "times", "comment"}
-# "network": the sim proxy's initial network conditions (sim/cluster.ts reads it; the double ignores it).
-TOP_KEYS = {"name", "description", "default", "rules", "reasoning", "comment", "network"}
+# "network": the sim proxy's initial network conditions, "registry": the sim registry's pull limits
+# (sim/cluster.ts reads both; the double ignores them).
+TOP_KEYS = {"name", "description", "default", "rules", "reasoning", "comment", "network", "registry"}
 REASONING_KEYS = {"tokens", "comment"}
 # How long the double thinks when a scenario does not say: a Qwen3 answer to a one-line question
 # typically spends a few hundred tokens in <think> first.

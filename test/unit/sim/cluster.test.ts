@@ -200,7 +200,7 @@ describe("parseSimArgs", () => {
 
   it("names the bad argument", () => {
     expect(() => parseSimArgs([])).toThrow(/missing subcommand/);
-    expect(() => parseSimArgs(["start"])).toThrow(/unknown subcommand 'start'; expected up, down, status or network/);
+    expect(() => parseSimArgs(["start"])).toThrow(/unknown subcommand 'start'; expected up, down, status, network or registry/);
     expect(() => parseSimArgs(["network", "--fail-fraction", "2"])).toThrow(/--fail-fraction: failFraction: got 2; expected a number from 0 to 1/);
     expect(() => parseSimArgs(["network", "--fail-with", "timeout"])).toThrow(/--fail-with: failWith: got "timeout"; expected one of "502", "503", "429", "reset"/);
     expect(() => parseSimArgs(["network", "--latency-ms", "-5"])).toThrow(/--latency-ms: latencyMs: got -5/);
