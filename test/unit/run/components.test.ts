@@ -86,7 +86,10 @@ describe("TaskImages inputs", () => {
       ATTEMPTS: "5",
       INSECURE_REGISTRIES: "registry.sim:5000",
       DAEMON_JSON: "/etc/docker/daemon.json",
+      // The step may wait for a registry's pull window all but the last half hour of its 4 h timeout.
+      TIME_BUDGET_SECONDS: String(4 * 3600 - 1800),
     });
+    expect(taskImagesScriptEnv(h, ["a:1"], "/etc/docker/daemon.json", 60).TIME_BUDGET_SECONDS).toBe("60");
     expect(() => taskImagesScriptEnv(h, [], "/etc/docker/daemon.json")).toThrow(/lists no \[environment\].docker_image/);
   });
 });
