@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { hostProxyEnv, loadConfig, readStackFile, rawFromPulumiConfig, sshConnection } from "../../../infra/config";
+import { hostProxyEnv, hostRegistryEnv, loadConfig, readStackFile, rawFromPulumiConfig, sshConnection } from "../../../infra/config";
 import { FAKE_PEM, HOST_KEY_A, HOST_KEY_B, REPO, minimalRealConfig, toPulumiConfigMap } from "./helpers";
 
 function resolved<T>(output: pulumi.Output<T>): Promise<T> {
@@ -27,10 +27,12 @@ function simProjectDir(): string {
   }
   writeFileSync(join(dir, ".sim/id_ed25519"), FAKE_PEM, { mode: 0o600 });
   writeFileSync(join(dir, ".sim/proxy-url"), `${SIM_PROXY_URL}\n`, { mode: 0o600 });
+  writeFileSync(join(dir, ".sim/registry-password"), `${SIM_REGISTRY_PASSWORD}\n`, { mode: 0o600 });
   return dir;
 }
 
 const quiet = { warn: () => undefined };
+const SIM_REGISTRY_PASSWORD = "fedcba9876543210registry";
 
 beforeAll(() => {
   pulumi.runtime.setMocks({ newResource: (a) => ({ id: a.name, state: a.inputs }), call: (a) => a.inputs }, "reprobench", "test", false);
@@ -72,6 +74,12 @@ describe("loadConfig", () => {
     expect(loaded.config.proxyUpstream).toBe("[secret]");
     expect(JSON.stringify(loaded.config)).not.toContain("0123456789abcdef");
     expect(JSON.stringify(loaded.config)).not.toContain("BEGIN OPENSSH");
+    // The hosts pull from the sim registry as its account, the password from .sim/registry-password as a secret.
+    const registry = hostRegistryEnv(loaded)!;
+    expect(await isSecret(registry)).toBe(true);
+    const auth = JSON.parse((await resolved(registry)).REGISTRY_AUTH_JSON) as { auths: Record<string, { auth: string }> };
+    expect(Buffer.from(auth.auths["registry.sim:5000"].auth, "base64").toString()).toBe(`reprobench-pull:${SIM_REGISTRY_PASSWORD}`);
+    expect(JSON.stringify(loaded.config)).not.toContain(SIM_REGISTRY_PASSWORD);
   });
 
   it("reads all config through pulumi.runtime when no map is given", async () => {
