@@ -73,7 +73,7 @@ upstream_digest() {
   export REGISTRY_INSECURE
   head_reporting() { registry_head "$IMAGE" || { local s=$?; echo "$REGISTRY_ERROR" >&2; return "$s"; }; }
   if [ "$PULL" = 1 ]; then
-    retry "$ATTEMPTS" "$BACKOFF_SECONDS" "HEAD $IMAGE" -- head_reporting 2>"$work/inspect.err" || true
+    retry "$ATTEMPTS" "$BACKOFF_SECONDS" "HEAD $IMAGE" -- head_reporting || printf '%s\n' "$RETRY_LAST_ERROR" >"$work/inspect.err"
   else
     head_reporting 2>"$work/inspect.err" || true
   fi

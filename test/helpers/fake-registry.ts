@@ -50,6 +50,8 @@ export interface FakeRegistryOptions {
   headFailures?: Record<string, number>;
   /** "<host>/<repo>:<ref>" → which of its HEADs (1 = the first) answer 503. */
   headFailOn?: Record<string, number[]>;
+  /** "<host>/<repo>:<ref>" → the status its failing HEADs (headFailures, headFailOn) answer instead of 503 (429: TOOMANYREQUESTS). */
+  headFailStatus?: Record<string, number>;
   /** "<host>/<repo>:<ref>" that answer 404 MANIFEST_UNKNOWN. */
   missing?: string[];
   /** Registry hosts that want a Bearer token (401 with a challenge naming http://auth.fake/token). */
@@ -202,10 +204,12 @@ export async function startFakeRegistry(options: FakeRegistryOptions = {}): Prom
       const n = (headCount.get(key) ?? 0) + 1;
       headCount.set(key, n);
       const left = headFailures.get(key) ?? 0;
-      if (headFailOn[key]?.includes(n)) return error(503, "UNAVAILABLE", "simulated failure");
+      const status = options.headFailStatus?.[key] ?? 503;
+      const fail = () => (status === 429 ? error(429, "TOOMANYREQUESTS", who.user ? `You have reached your pull rate limit as '${who.user}'.` : ANON_MESSAGE) : error(status, "UNAVAILABLE", "simulated failure"));
+      if (headFailOn[key]?.includes(n)) return fail();
       if (left > 0) {
         headFailures.set(key, left - 1);
-        return error(503, "UNAVAILABLE", "simulated failure");
+        return fail();
       }
     }
     let counted = false;

@@ -1,9 +1,10 @@
 // A host's proxy: the standard variables, how a URL is shown, CheckedCommand's masking of secret inputs, and
 // the two host scripts that take it — docker-daemon.sh (daemon.json "proxies", 0600, guarded restart, the
-// check's digest) and image-digest.sh (skopeo and `docker pull` retried, progress naming what) — run by a
-// real bash and jq against stand-ins for docker, systemctl, ip and skopeo that record what they were asked.
+// check's digest) and image-digest.sh (the registry's HEAD and `docker pull` retried, progress naming what) — run
+// by a real bash and jq against stand-ins for docker, systemctl and ip that record what they were asked, and
+// image-digest.sh against an in-process registry reached through the proxy (test/helpers/fake-registry.ts).
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -12,7 +13,9 @@ import { daemonScriptEnv } from "../../../components/docker-daemon";
 import { daemonProxies, proxiesDigest, proxyEnvironment, proxyUrlProblem, redactProxyUrl } from "../../../components/host-proxy";
 import { scriptWithEnv } from "../../../components/host-script";
 import { imageDigestScripts } from "../../../components/image-digest";
-import { warningLine } from "../../../components/checked-command";
+import { progressLine, warningLine } from "../../../components/checked-command";
+import { registryScriptEnv } from "../../../components/registry-access";
+import { type FakeRegistry, type FakeRegistryOptions, type ScriptResult, fakeImageTools, runBash, startFakeRegistry, tagDigest } from "../../helpers/fake-registry";
 
 const URL_A = "http://reprobench:0123456789abcdef@proxy.sim:3128";
 const PASSWORD = "0123456789abcdef";
@@ -232,143 +235,319 @@ describe("docker-daemon.sh with proxies", () => {
   });
 });
 
-/** Stand-ins for skopeo and docker: each fails as many times as $STATE/<tool>-fails says, with $STATE/<tool>-error. */
-function pullTools(dir: string): string {
-  const bin = join(dir, "bin");
-  mkdirSync(bin);
-  const flaky = (tool: string, ok: string) => `#!/usr/bin/env bash
-echo "${tool} $*" >>"$STATE/calls"
-${tool === "docker" ? `case "$1" in info) exit 0 ;; image) [ -e "$STATE/pulled" ] && exit 0; exit 1 ;; esac` : ""}
-n=$(( $(cat "$STATE/${tool}-count" 2>/dev/null || echo 0) + 1 )); echo "$n" >"$STATE/${tool}-count"
-if [ "$n" -le "$(cat "$STATE/${tool}-fails" 2>/dev/null || echo 0)" ]; then cat "$STATE/${tool}-error" >&2; exit 1; fi
-${ok}
+/**
+ * image-digest.sh as CheckedCommand runs it (`bash -s`, retry.sh and registry.sh prepended), against the fake
+ * registry (test/helpers/fake-registry.ts) reached through a proxy URL with credentials, as hosts[].proxy
+ * sets it. fakeImageTools gives the stand-in sleep (records, advances the fake clock) and curl (records its
+ * argv, runs the real one); docker is replaced by a stand-in for this script:
+ * - `info`: the insecure registries (registry.sim:5000), as daemon.json's insecure-registries make dockerd say;
+ * - `image inspect REF`: REF is present when $STATE/images/<REF, / : @ as _> exists;
+ * - `pull -q REF`: fails the first $STATE/docker-fails times with $STATE/docker-error, then does what dockerd
+ *   would: GETs REF's manifest from the registry (the one counted pull) with the credentials the CLI read from
+ *   $DOCKER_CONFIG/config.json (sent from a file, never on a command line), and records $DOCKER_CONFIG, that
+ *   file's mode and the registries it holds credentials for in $STATE/pull-env ("none" without one).
+ */
+const DIGEST_DOCKER = `#!/usr/bin/env bash
+set -euo pipefail
+echo "docker $*" >>"$STATE/calls"
+key() { printf '%s' "$1" | tr '/:@' '___'; }
+case "$1" in
+  info) case "$*" in *IndexConfigs*) printf 'registry.sim:5000,' ;; esac; exit 0 ;;
+  image) [ -e "$STATE/images/$(key "\${!#}")" ] && exit 0; echo "Error: No such image: \${!#}" >&2; exit 1 ;;
+  pull) ;;
+  *) exit 2 ;;
+esac
+ref=\${!#}
+n=$(( $(cat "$STATE/docker-count" 2>/dev/null || echo 0) + 1 )); echo "$n" >"$STATE/docker-count"
+if [ "$n" -le "$(cat "$STATE/docker-fails" 2>/dev/null || echo 0)" ]; then cat "$STATE/docker-error" >&2; exit 1; fi
+config=\${DOCKER_CONFIG:-}/config.json
+if [ -n "\${DOCKER_CONFIG:-}" ] && [ -f "$config" ]; then
+  echo "$DOCKER_CONFIG $(stat -c %a "$config") $(jq -c '.auths | keys' "$config")" >>"$STATE/pull-env"
+else
+  echo none >>"$STATE/pull-env"
+fi
+name=\${ref%@*} digest=\${ref##*@}
+registry=\${name%%/*} repo=\${name#*/}
+hdr=()
+auth=$(jq -r --arg k "$registry" '.auths[$k].auth // empty' "$config" 2>/dev/null || true)
+if [ -n "$auth" ]; then
+  (umask 077 && printf 'Authorization: Basic %s\\n' "$auth" >"$STATE/pull-auth")
+  hdr=(-H "@$STATE/pull-auth")
+fi
+code=$(curl -sS -o /dev/null -w '%{http_code}' "\${hdr[@]}" "http://$registry/v2/$repo/manifests/$digest" </dev/null) || code=000
+rm -f "$STATE/pull-auth"
+[ "$code" = 200 ] || { echo "Error response from daemon: manifest for $ref: HTTP $code" >&2; exit 1; }
+touch "$STATE/images/$(key "$ref")"
+echo "$ref"
 `;
-  executable(join(bin, "skopeo"), flaky("skopeo", `echo "sha256:${"a".repeat(64)}"`));
-  executable(join(bin, "docker"), flaky("docker", `touch "$STATE/pulled"; echo "$2"`));
-  executable(join(bin, "sleep"), `#!/bin/sh\necho "sleep $*" >>"$STATE/calls"\n`);
-  return bin;
+
+interface DigestRun extends ScriptResult {
+  registry: FakeRegistry;
+  dir: string;
+  /** Every argv the stand-ins saw ("docker …", "curl …", "sleep …"). */
+  calls: string[];
+  sleeps: number[];
+  /** The references `docker pull` was asked for, in order (failed attempts too). */
+  pulls: string[];
+  /** One line per pull that reached the registry: "$DOCKER_CONFIG <mode> <auths' keys>" or "none". */
+  pullEnv: string[];
+  /** The stderr lines CheckedCommand forwards as progress (whole, "image-digest: progress: …"). */
+  progress: string[];
 }
 
-describe("image-digest.sh (create: resolve, then pull at the digest, both retried)", () => {
+/** The references the stand-in docker holds ("<repo>@<digest>"). */
+const imageKey = (ref: string) => ref.replace(/[/:@]/g, "_");
+
+let digestRegistries: FakeRegistry[] = [];
+async function closeDigestRegistries(): Promise<void> {
+  for (const r of digestRegistries) await r.close();
+  digestRegistries = [];
+}
+
+/** Runs image-digest.sh's create or check against a fresh fake registry, through a proxy URL with credentials. */
+async function runImageDigest(
+  image: string,
+  script: "create" | "check",
+  opts: { registry?: FakeRegistryOptions; docker?: { fails: number; error: string }; previous?: string; have?: string[]; followTags?: boolean; secret?: Record<string, string> } = {},
+): Promise<DigestRun> {
+  const registry = await startFakeRegistry(opts.registry);
+  digestRegistries.push(registry);
+  const dir = tempDir();
+  const tools = fakeImageTools(dir);
+  executable(join(tools.bin, "docker"), DIGEST_DOCKER);
+  mkdirSync(join(tools.state, "images"));
+  for (const ref of opts.have ?? []) writeFileSync(join(tools.state, "images", imageKey(ref)), "");
+  writeFileSync(join(tools.state, "docker-fails"), String(opts.docker?.fails ?? 0));
+  writeFileSync(join(tools.state, "docker-error"), `${opts.docker?.error ?? "Error response from daemon: received unexpected HTTP status: 502 Bad Gateway"}\n`);
+  // The host's proxy, with credentials (hosts[].proxy): the fake registry is that proxy.
+  const proxy = proxyEnvironment(`http://reprobench:${PASSWORD}@${new URL(registry.proxyUrl).host}`, []);
+  const r = await runBash(imageDigestScripts(image, 8, opts.followTags === true)[script], {
+    PATH: `${tools.bin}:${process.env.PATH}`,
+    HOME: dir,
+    TMPDIR: dir,
+    STATE: tools.state,
+    PREVIOUS_STDOUT: opts.previous ?? "",
+    ...proxy,
+    // The secret environment (credentials) travels as the process environment, as CheckedCommand's does.
+    ...(opts.secret ?? {}),
+  });
+  const calls = tools.calls();
+  const pullEnvFile = join(tools.state, "pull-env");
+  return {
+    ...r,
+    registry,
+    dir,
+    calls,
+    sleeps: tools.sleeps(),
+    pulls: calls.filter((c) => c.startsWith("docker pull ")).map((c) => c.split(" ").pop()!),
+    pullEnv: existsSync(pullEnvFile) ? readFileSync(pullEnvFile, "utf8").split("\n").filter((l) => l !== "") : [],
+    progress: r.stderr.split("\n").filter((l) => progressLine(l) !== undefined),
+  };
+}
+/** The registry's manifest requests as "METHOD repo:ref status[ counted][ user]". */
+const seen = (r: DigestRun) => r.registry.manifests().map((q) => `${q.method} ${q.host}/${q.repo}:${q.ref} ${q.status}${q.counted ? " counted" : ""}${q.user ? ` ${q.user}` : ""}`);
+
+describe("image-digest.sh (create: a HEAD for the digest, then docker pull at it, both retried)", () => {
+  afterEach(closeDigestRegistries);
   const IMAGE = "registry.sim:5000/reprobench/sglang-double:dev";
-  const DIGEST = `sha256:${"a".repeat(64)}`;
+  const REPO = "registry.sim:5000/reprobench/sglang-double";
+  const KEY = IMAGE;
+  const DIGEST = tagDigest(IMAGE);
+  const HEAD_URL = "http://registry.sim:5000/v2/reprobench/sglang-double/manifests/dev";
 
-  function run(fails: { skopeo?: number; docker?: number }, errors: { skopeo?: string; docker?: string } = {}) {
-    const dir = tempDir();
-    const state = join(dir, "state");
-    mkdirSync(state);
-    for (const tool of ["skopeo", "docker"] as const) {
-      writeFileSync(join(state, `${tool}-fails`), String(fails[tool] ?? 0));
-      writeFileSync(join(state, `${tool}-error`), `${errors[tool] ?? `${tool}: received unexpected HTTP status: 502 Bad Gateway`}\n`);
-    }
-    const bin = pullTools(dir);
-    const env = proxyEnvironment(URL_A, ["127.0.0.1", "localhost"]);
-    const r = spawnSync("bash", ["-s"], {
-      input: imageDigestScripts(IMAGE).create,
-      env: { PATH: `${bin}:${process.env.PATH}`, STATE: state, ...env },
-      encoding: "utf8",
-    });
-    const calls = readFileSync(join(state, "calls"), "utf8");
-    return { ...r, calls, pulled: existsSync(join(state, "pulled")) };
-  }
-
-  it("retries a flaky registry and pull, saying what it retried, and ends with the digest it pulled", () => {
-    const r = run({ skopeo: 2, docker: 1 });
+  it("retries a flaky registry and pull, saying what it retried, and ends with the digest it pulled (free HEADs, one counted pull)", async () => {
+    const r = await runImageDigest(IMAGE, "create", { registry: { headFailures: { [KEY]: 2 }, headFailStatus: { [KEY]: 502 } }, docker: { fails: 1, error: "Error response from daemon: received unexpected HTTP status: 502 Bad Gateway" } });
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout.trim().split("\n").pop()).toBe(`digest=${DIGEST}`);
-    expect(r.stderr).toContain(`image-digest: progress: retrying skopeo inspect ${IMAGE} (attempt 2/8 in 2s): skopeo: received unexpected HTTP status: 502 Bad Gateway`);
-    expect(r.stderr).toContain(`image-digest: progress: retrying skopeo inspect ${IMAGE} (attempt 3/8 in 4s)`);
-    expect(r.stderr).toContain(`image-digest: progress: retrying docker pull registry.sim:5000/reprobench/sglang-double@${DIGEST} (attempt 2/8 in 2s): docker: received unexpected HTTP status: 502 Bad Gateway`);
-    expect(r.calls).toContain(`docker pull -q registry.sim:5000/reprobench/sglang-double@${DIGEST}`);
-    expect(r.calls).toMatch(/skopeo inspect --retry-times 2 .*docker:\/\/registry\.sim:5000\/reprobench\/sglang-double:dev/);
-    expect(r.pulled).toBe(true);
-    expect(`${r.stdout}${r.stderr}`).not.toContain(PASSWORD);
+    expect(r.stdout.trim().split("\n")).toEqual([`image=${IMAGE}`, `digest=${DIGEST}`]);
+    expect(r.progress).toEqual([
+      `image-digest: progress: retrying HEAD ${IMAGE} (attempt 2/8 in 2s): HEAD ${HEAD_URL}: HTTP 502`,
+      `image-digest: progress: retrying HEAD ${IMAGE} (attempt 3/8 in 4s): HEAD ${HEAD_URL}: HTTP 502`,
+      `image-digest: progress: retrying docker pull ${REPO}@${DIGEST} (attempt 2/8 in 2s): Error response from daemon: received unexpected HTTP status: 502 Bad Gateway`,
+    ]);
+    expect(r.sleeps).toEqual([2, 4, 2]);
+    expect(r.stderr).toContain(`image-digest: pulled ${REPO}@${DIGEST}\n`);
+    // Three HEADs over plain HTTP (daemon.json lists registry.sim:5000 as insecure), then the one counted
+    // pull, by digest (dockerd's); nothing through CONNECT, nothing with credentials.
+    expect(seen(r)).toEqual([`HEAD ${KEY} 502`, `HEAD ${KEY} 502`, `HEAD ${KEY} 200`, `GET ${REPO}:${DIGEST} 200 counted`]);
+    expect(r.registry.requests.filter((q) => q.method === "CONNECT" || q.user !== undefined)).toEqual([]);
+    expect(r.pulls).toEqual([`${REPO}@${DIGEST}`, `${REPO}@${DIGEST}`]);
+    expect(r.calls).toContain(`docker pull -q ${REPO}@${DIGEST}`);
+    expect(r.calls.filter((c) => c.startsWith("curl ")).every((c) => c.includes("--head") || c.includes(`/manifests/${DIGEST}`))).toBe(true);
+    expect(r.calls.filter((c) => c.startsWith("skopeo"))).toEqual([]);
+    expect(r.pullEnv).toEqual(["none"]);
+    expect(`${r.stdout}${r.stderr}${r.calls.join("\n")}`).not.toContain(PASSWORD);
   });
 
-  it("a registry that keeps answering 429 ends in one message naming the host, the image and the last status", () => {
-    const r = run({ skopeo: 99 }, { skopeo: "time=x level=fatal msg=\"reading manifest dev: toomanyrequests: 429 Too Many Requests\"" });
+  it("a registry that keeps answering 429 ends in one message naming the host, the image and the status, without retrying (the quota will not come back in seconds)", async () => {
+    const r = await runImageDigest(IMAGE, "create", { registry: { headFailures: { [KEY]: Infinity }, headFailStatus: { [KEY]: 429 } } });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/image-digest\[[^\]]+\]: cannot resolve registry\.sim:5000\/reprobench\/sglang-double:dev to a digest: registry registry\.sim:5000 failed 8 times \(last: .*429 Too Many Requests/);
-    expect(r.calls.split("\n").filter((l) => l.startsWith("sleep"))).toEqual(["sleep 2", "sleep 4", "sleep 8", "sleep 16", "sleep 32", "sleep 60", "sleep 60"]);
-    expect(r.pulled).toBe(false);
+    const messages = r.stderr.split("\n").filter((l) => /^image-digest\[[^\]]+\]: /.test(l));
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatch(
+      /^image-digest\[[^\]]+\]: cannot resolve registry\.sim:5000\/reprobench\/sglang-double:dev to a digest: registry registry\.sim:5000 refused \(HEAD http:\/\/registry\.sim:5000\/v2\/reprobench\/sglang-double\/manifests\/dev: 429 Too Many Requests\); set credentials for registry\.sim:5000 \(reprobench:registries\[\]\.username and the secret registryPasswords\) or a mirror$/,
+    );
+    // One HEAD, no wait, no retry (registry_head says 97: retrying cannot help), no pull.
+    expect(seen(r)).toEqual([`HEAD ${KEY} 429`]);
+    expect(r.sleeps).toEqual([]);
+    expect(r.progress).toEqual([]);
+    expect(r.pulls).toEqual([]);
+    expect(r.registry.counted()).toEqual([]);
   });
 
-  it("a pull that keeps failing names the reference and dockerd's last error", () => {
-    const r = run({ docker: 99 }, { docker: "Error response from daemon: Get \"http://registry.sim:5000/v2/\": proxyconnect tcp: EOF" });
+  it("a registry that keeps failing (503) is asked 8 times with a doubling wait of at most a minute, then one message naming the host, the image and the last status", async () => {
+    const r = await runImageDigest(IMAGE, "create", { registry: { headFailures: { [KEY]: Infinity } } });
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`docker pull registry.sim:5000/reprobench/sglang-double@${DIGEST} failed 8 times (last: Error response from daemon`);
+    expect(r.stderr).toMatch(
+      /image-digest\[[^\]]+\]: cannot resolve registry\.sim:5000\/reprobench\/sglang-double:dev to a digest: registry registry\.sim:5000 failed 8 times \(last: HEAD http:\/\/registry\.sim:5000\/v2\/reprobench\/sglang-double\/manifests\/dev: HTTP 503\); is it up, and does the host's proxy reach it\?/,
+    );
+    expect(r.sleeps).toEqual([2, 4, 8, 16, 32, 60, 60]);
+    expect(seen(r)).toEqual(Array.from({ length: 8 }, () => `HEAD ${KEY} 503`));
+    expect(r.progress.at(-1)).toBe(`image-digest: progress: retrying HEAD ${IMAGE} (attempt 8/8 in 60s): HEAD ${HEAD_URL}: HTTP 503`);
+    expect(r.pulls).toEqual([]);
   });
 
-  it("the check only asks the registry (no pull)", () => {
+  it("a pull that keeps failing names the reference and dockerd's last error", async () => {
+    const r = await runImageDigest(IMAGE, "create", { docker: { fails: 99, error: 'Error response from daemon: Get "http://registry.sim:5000/v2/": proxyconnect tcp: EOF' } });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(
+      `docker pull ${REPO}@${DIGEST} failed 8 times (last: Error response from daemon: Get "http://registry.sim:5000/v2/": proxyconnect tcp: EOF); dockerd pulls through its daemon.json proxies and insecure-registries`,
+    );
+    expect(r.pulls).toEqual(Array.from({ length: 8 }, () => `${REPO}@${DIGEST}`));
+    expect(r.stdout).not.toContain("digest=");
+    // The digest was read once, for free; the pull never reached the registry.
+    expect(seen(r)).toEqual([`HEAD ${KEY} 200`]);
+  });
+
+  it("the check only asks the registry: one HEAD, no counted GET, no pull", async () => {
     expect(imageDigestScripts(IMAGE).check).not.toContain("export PULL=");
     expect(imageDigestScripts(IMAGE).create).toContain("export PULL=1");
+    // Only the create step retries (retry.sh); both talk to the registry through registry.sh.
+    expect(imageDigestScripts(IMAGE).check).not.toMatch(/^retry\(\) \{/m);
+    expect(imageDigestScripts(IMAGE).create).toMatch(/^retry\(\) \{/m);
+    expect(imageDigestScripts(IMAGE).check).toMatch(/^registry_head\(\) \{/m);
+
+    const kept = `sha256:${"a".repeat(64)}`;
+    const r = await runImageDigest(IMAGE, "check", { previous: `image=${IMAGE}\ndigest=${kept}`, have: [`${REPO}@${kept}`] });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split("\n")).toEqual([`digest=${kept}`, `info: upstream=${DIGEST}`]);
+    expect(seen(r)).toEqual([`HEAD ${KEY} 200`]);
+    expect(r.registry.manifests({ method: "GET" })).toEqual([]);
+    expect(r.registry.counted()).toEqual([]);
+    expect(r.pulls).toEqual([]);
+  });
+
+  it("with registry credentials (REGISTRY_AUTH_JSON) the HEAD carries the account and docker pull reads them from a 0600 config.json in DOCKER_CONFIG, gone after the step; the password is shown nowhere", async () => {
+    const REGISTRY_PASSWORD = "pull-secret-7f3a9c1e5b";
+    const secret = registryScriptEnv([{ registry: "registry.sim:5000", username: "reprobench-pull", password: REGISTRY_PASSWORD }], []);
+    expect(Object.keys(secret)).toEqual(["REGISTRY_AUTH_JSON"]);
+    const r = await runImageDigest(IMAGE, "create", { registry: { users: { "reprobench-pull": REGISTRY_PASSWORD } }, secret });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split("\n")).toEqual([`image=${IMAGE}`, `digest=${DIGEST}`]);
+    expect(r.registry.manifests().map((q) => [q.method, q.user, q.auth, q.status, q.counted])).toEqual([
+      ["HEAD", "reprobench-pull", "Basic", 200, false],
+      ["GET", "reprobench-pull", "Basic", 200, true],
+    ]);
+    expect(r.registry.counted({ user: "reprobench-pull" })).toHaveLength(1);
+    // The step's private directory (under TMPDIR): config.json 0600 with the registry's credentials…
+    expect(r.pullEnv).toHaveLength(1);
+    const [dockerConfig, mode, keys] = r.pullEnv[0].split(" ");
+    expect(dockerConfig.startsWith(`${r.dir}/registry.`)).toBe(true);
+    expect(mode).toBe("600");
+    expect(JSON.parse(keys)).toEqual(["registry.sim:5000"]);
+    // …removed with everything else the step made.
+    expect(existsSync(dockerConfig)).toBe(false);
+    expect(readdirSync(r.dir).sort()).toEqual(["bin", "state"]);
+    // Neither the password nor its base64 form on any output or command line (curl's, docker's).
+    const auth = Buffer.from(`reprobench-pull:${REGISTRY_PASSWORD}`).toString("base64");
+    const everything = `${r.stdout}${r.stderr}${r.calls.join("\n")}`;
+    expect(everything).not.toContain(REGISTRY_PASSWORD);
+    expect(everything).not.toContain(auth);
+    expect(everything).not.toContain(PASSWORD);
   });
 });
 
 describe("image-digest.sh keeps the build it settled on: a tag that moved upstream is no drift", () => {
+  afterEach(closeDigestRegistries);
   const IMAGE = "registry.sim:5000/reprobench/sglang-double:latest";
   const REPO = "registry.sim:5000/reprobench/sglang-double";
   const KEPT = `sha256:${"a".repeat(64)}`;
-  const MOVED = `sha256:${"b".repeat(64)}`;
+  // What the registry names for the tag now.
+  const MOVED = tagDigest(IMAGE);
 
   /** Runs create or check with the registry naming MOVED now; `have` = the host has the kept build. */
-  function run(script: "create" | "check", opts: { previous?: string; have?: boolean; followTags?: boolean }) {
-    const dir = tempDir();
-    const bin = join(dir, "bin");
-    mkdirSync(bin);
-    const state = join(dir, "state");
-    mkdirSync(state);
-    if (opts.have) writeFileSync(join(state, "pulled"), "");
-    executable(join(bin, "skopeo"), `#!/usr/bin/env bash\necho "skopeo $*" >>"$STATE/calls"\necho "${MOVED}"\n`);
-    executable(join(bin, "docker"), `#!/usr/bin/env bash
-echo "docker $*" >>"$STATE/calls"
-case "$1" in info) exit 0 ;; image) [ -e "$STATE/pulled" ] && exit 0; exit 1 ;; pull) touch "$STATE/pulled"; echo "$3" ;; esac
-`);
-    const r = spawnSync("bash", ["-s"], {
-      input: imageDigestScripts(IMAGE, 8, opts.followTags === true)[script],
-      env: { PATH: `${bin}:${process.env.PATH}`, STATE: state, PREVIOUS_STDOUT: opts.previous ?? "" },
-      encoding: "utf8",
-    });
-    const calls = existsSync(join(state, "calls")) ? readFileSync(join(state, "calls"), "utf8") : "";
-    return { ...r, calls };
-  }
+  const run = (script: "create" | "check", opts: { previous?: string; have?: boolean; followTags?: boolean; registry?: FakeRegistryOptions }) =>
+    runImageDigest(IMAGE, script, { previous: opts.previous, have: opts.have ? [`${REPO}@${KEPT}`] : [], followTags: opts.followTags, registry: opts.registry });
   const previous = `image=${IMAGE}\ndigest=${KEPT}`;
+  const heads = (r: DigestRun) => r.registry.manifests({ method: "HEAD" }).length;
 
-  it("create keeps the digest it printed last for the same reference, without asking the registry", () => {
-    const r = run("create", { previous, have: false });
+  it("create keeps the digest it printed last for the same reference, without asking the registry", async () => {
+    const r = await run("create", { previous, have: false });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim().split("\n")).toEqual([`image=${IMAGE}`, `digest=${KEPT}`]);
     expect(r.calls).toContain(`docker pull -q ${REPO}@${KEPT}`);
-    expect(r.calls).not.toContain("skopeo");
+    // No HEAD: the only request is dockerd's pull of the kept build.
+    expect(seen(r)).toEqual([`GET ${REPO}:${KEPT} 200 counted`]);
   });
 
-  it("a state written by the release before (no image= line) keeps its digest too", () => {
-    expect(run("create", { previous: `digest=${KEPT}`, have: true }).stdout.trim().split("\n").pop()).toBe(`digest=${KEPT}`);
+  it("a state written by the release before (no image= line) keeps its digest too", async () => {
+    const r = await run("create", { previous: `digest=${KEPT}`, have: true });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split("\n").pop()).toBe(`digest=${KEPT}`);
+    expect(r.stderr).toContain(`image-digest: ${REPO}@${KEPT} already present`);
+    expect(r.pulls).toEqual([]);
+    expect(seen(r)).toEqual([]);
   });
 
-  it("another reference (a new tag in the config) is resolved afresh", () => {
-    const r = run("create", { previous: `image=${REPO}:older\ndigest=${KEPT}`, have: false });
+  it("another reference (a new tag in the config) is resolved afresh", async () => {
+    const r = await run("create", { previous: `image=${REPO}:older\ndigest=${KEPT}`, have: false });
+    expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim().split("\n").pop()).toBe(`digest=${MOVED}`);
+    expect(seen(r)).toEqual([`HEAD ${IMAGE} 200`, `GET ${REPO}:${MOVED} 200 counted`]);
   });
 
-  it("the check reports the host's build and, apart, what upstream says now", () => {
-    expect(run("check", { previous, have: true }).stdout.trim().split("\n")).toEqual([`digest=${KEPT}`, `info: upstream=${MOVED}`]);
+  it("the check reports the host's build and, apart, what upstream says now", async () => {
+    const have = await run("check", { previous, have: true });
+    expect(have.stdout.trim().split("\n")).toEqual([`digest=${KEPT}`, `info: upstream=${MOVED}`]);
+    expect(heads(have)).toBe(1);
     // The build gone from the host is drift (the next up pulls the same digest again).
-    expect(run("check", { previous, have: false }).stdout.trim().split("\n")[0]).toBe(`digest=${KEPT} missing`);
+    const gone = await run("check", { previous, have: false });
+    expect(gone.stdout.trim().split("\n")).toEqual([`digest=${KEPT} missing`, `info: upstream=${MOVED}`]);
+    for (const r of [have, gone]) {
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.pulls).toEqual([]);
+      expect(r.registry.manifests({ method: "GET" })).toEqual([]);
+    }
   });
 
-  it("with followImageTags the check reads the registry, so a moved tag is drift", () => {
-    expect(run("check", { previous, have: true, followTags: true }).stdout.trim()).toBe(`digest=${MOVED}`);
-    expect(run("create", { previous, have: true, followTags: true }).stdout.trim().split("\n").pop()).toBe(`digest=${MOVED}`);
+  it("a registry the check cannot ask is no moved tag: upstream unknown, with its error, and no warning", async () => {
+    const r = await run("check", { previous, have: true, registry: { headFailures: { [IMAGE]: Infinity } } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split("\n")).toEqual([`digest=${KEPT}`, "info: upstream=unknown (HEAD http://registry.sim:5000/v2/reprobench/sglang-double/manifests/latest: HTTP 503)"]);
+    // One HEAD, not retried: the check runs on every refresh.
+    expect(heads(r)).toBe(1);
+    expect(r.sleeps).toEqual([]);
+    expect(r.stderr.split("\n").map(warningLine).filter((w) => w !== undefined)).toEqual([]);
   });
 
-  it("the check warns, naming the tag, both digests and how to pin, only when upstream moved", () => {
-    const moved = run("check", { previous, have: true });
+  it("with followImageTags the check reads the registry, so a moved tag is drift", async () => {
+    const check = await run("check", { previous, have: true, followTags: true });
+    expect(check.stdout.trim()).toBe(`digest=${MOVED}`);
+    expect(heads(check)).toBe(1);
+    expect(check.pulls).toEqual([]);
+    const create = await run("create", { previous, have: true, followTags: true });
+    expect(create.stdout.trim().split("\n").pop()).toBe(`digest=${MOVED}`);
+    expect(seen(create)).toEqual([`HEAD ${IMAGE} 200`, `GET ${REPO}:${MOVED} 200 counted`]);
+    expect(create.pulls).toEqual([`${REPO}@${MOVED}`]);
+  });
+
+  it("the check warns, naming the tag, both digests and how to pin, only when upstream moved", async () => {
+    const moved = await run("check", { previous, have: true });
     const warnings = moved.stderr.split("\n").map(warningLine).filter((w) => w !== undefined);
     expect(warnings).toEqual([
       `${IMAGE} has moved upstream: the registry now names ${MOVED}, this host keeps running ${KEPT}. Nothing changes until you pin the new build (${REPO}@${MOVED}) in the stack's config, or set reprobench:followImageTags: true to follow tags.`,
     ]);
-    const same = run("check", { previous: `image=${IMAGE}\ndigest=${MOVED}`, have: true });
+    const same = await runImageDigest(IMAGE, "check", { previous: `image=${IMAGE}\ndigest=${MOVED}`, have: [`${REPO}@${MOVED}`] });
+    expect(same.stdout.trim().split("\n")).toEqual([`digest=${MOVED}`, `info: upstream=${MOVED}`]);
     expect(same.stderr.split("\n").map(warningLine).filter((w) => w !== undefined)).toEqual([]);
   });
 });
