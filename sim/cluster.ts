@@ -1331,8 +1331,8 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
     if (state !== "running") await docker(["start", host.container]);
     if (lackMirrorEntry.has(host.name)) {
       // Made before the mirror: its /etc/hosts gets the entry now (again after each restart, by `sim up`).
-      await docker(["exec", host.container, "sh", "-c", `grep -q '[[:space:]]${plan.mirror.hostname}$' /etc/hosts || echo '${plan.mirror.ip}\t${plan.mirror.hostname}' >> /etc/hosts`]);
-      log(`note: ${host.name} was created before ${plan.mirror.hostname}; added it to its /etc/hosts (\`sim down\` + \`sim up\` makes it permanent)`);
+      const added = await docker(["exec", host.container, "sh", "-c", `grep -q '[[:space:]]${plan.mirror.hostname}$' /etc/hosts || { echo '${plan.mirror.ip}\t${plan.mirror.hostname}' >> /etc/hosts && echo added; }`]);
+      if (added.includes("added")) log(`note: ${host.name} was created before ${plan.mirror.hostname}; added it to its /etc/hosts (\`sim down\` + \`sim up\` makes it permanent)`);
     }
   }
   for (const script of ["wheelhouse.sh", "agent-wheelhouse.sh"]) {
