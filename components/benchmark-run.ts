@@ -209,8 +209,10 @@ export class BenchmarkRun extends pulumi.ComponentResource {
           triggers: [job.name],
           addPreviousOutputInEnv: false,
         },
-        // A one-shot read with no delete: a new key or login must not run it again under a running job.
-        { parent: this, ignoreChanges: ["connection"] },
+        // A one-shot read with no delete. A new key or login re-reads it in place, with the login that works
+        // now (ignoring the connection kept the old one, which failed the next job's read after a rotation);
+        // under a running job daemon.json cannot change (the restart guard), so the hash reads the same.
+        { parent: this },
       );
       daemonHashes[host.name] = hash.stdout.apply((s) => s.trim());
     }
@@ -224,8 +226,10 @@ export class BenchmarkRun extends pulumi.ComponentResource {
         stdin: preflightCommand.stdin as pulumi.Output<string>,
         addPreviousOutputInEnv: false,
       },
-      // A one-shot check with no delete: a new key or login must not run it again under a running job.
-      { parent: this, ignoreChanges: ["connection"] },
+      // A one-shot check with no delete. A new key or login runs it again in place (it only reads and
+      // rewrites the same resolved config); the connection must be the current one, or the next change of
+      // the preflight (a new script, a new filter) dials with a key or host key that no longer works.
+      { parent: this },
     );
 
     const manifest = pulumi

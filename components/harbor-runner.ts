@@ -193,8 +193,9 @@ export class HarborRunner extends pulumi.ComponentResource {
               remotePath: source.uploadDir,
               triggers: [source.digest],
             },
-            // The install step creates uploadsDir, owned by the login. A new key or login copies nothing again.
-            { parent: this, dependsOn: [install], ignoreChanges: ["connection"] },
+            // The install step creates uploadsDir, owned by the login. A new key or login copies the same files
+            // again, in place, with the login that works now.
+            { parent: this, dependsOn: [install] },
           )
         : undefined;
     const datasetEnv = datasetScriptEnv(h, source);

@@ -128,7 +128,13 @@ function op(name: Op, summary: string): Command {
       const { openStack, runOperation } = await import("../pulumi-stack");
       if (name === "up" && parsed.stack === "local") {
         const { simUp } = await import("../../sim/cluster");
-        await simUp({ root });
+        const sim = await simUp({ root });
+        // New hosts hold nothing a state from earlier hosts describes: read them before planning, or `up`
+        // trusts the old state (a finished job, installed Harbor) and changes nothing.
+        if (sim.createdHosts.length > 0 && !parsed.refresh) {
+          console.error(`reprobench up: the simulated hosts ${sim.createdHosts.join(", ")} were created anew; refreshing the local stack's state from them first`);
+          parsed.refresh = true;
+        }
       }
       const open = await openStack(root, parsed.stack);
       // The tail of what pulumi said, for the hint when a destroy cannot reach a host.
