@@ -123,7 +123,8 @@ export RETRY_GIVE_UP
 # skopeo, with a 429 turned into "do not retry" (97) so that retry.sh gives up at once.
 skopeo_copy() {
   local status=0
-  skopeo copy --quiet "$@" 2>"$work/skopeo.$$.err" >/dev/null || status=$?
+  # skopeo 1.18 reads no CONTAINERS_REGISTRIES_CONF: the mirrors' file is passed as its global flag.
+  skopeo ${CONTAINERS_REGISTRIES_CONF:+--registries-conf "$CONTAINERS_REGISTRIES_CONF"} copy --quiet "$@" 2>"$work/skopeo.$$.err" >/dev/null || status=$?
   cat "$work/skopeo.$$.err" >&2
   if [ "$status" -ne 0 ] && grep -qiE 'toomanyrequests|429 Too Many Requests|rate limit' "$work/skopeo.$$.err"; then
     rm -f "$work/skopeo.$$.err"

@@ -168,7 +168,8 @@ describe("simulated cluster (real docker)", () => {
     } finally {
       setNetworkConditions({ root, instance }, {}, { reset: true });
     }
-    expect((await viaProxy(a, "curl -sS -o /dev/null -w '%{http_code}' http://registry.sim:5000/v2/")).stdout).toBe("200");
+    // A HEAD: an anonymous GET /v2/ is Docker Hub's 401 Bearer challenge (the sim registry's pull-limit gate).
+    expect((await viaProxy(a, "curl -sS -I -o /dev/null -w '%{http_code}' http://registry.sim:5000/v2/")).stdout).toBe("200");
   });
 
   it("runs Docker inside every host (overlay2, registry.sim trusted) and runs an image fetched through the proxy", async () => {
@@ -321,7 +322,7 @@ describe("simulated cluster (real docker)", () => {
     try {
       const before = await listSimResources(instance);
       console.log(`before sim down: ${JSON.stringify(before)}`);
-      expect(before.containers).toEqual(["reprobench-sim-itest-outside", "reprobench-sim-itest-proxy", "reprobench-sim-itest-registry", "reprobench-sim-itest-worker-a", "reprobench-sim-itest-worker-b"]);
+      expect(before.containers).toEqual(["reprobench-sim-itest-mirror", "reprobench-sim-itest-outside", "reprobench-sim-itest-proxy", "reprobench-sim-itest-registry", "reprobench-sim-itest-worker-a", "reprobench-sim-itest-worker-b"]);
       expect(before.volumes).toEqual(["reprobench-sim-itest-worker-a-docker", "reprobench-sim-itest-worker-b-docker"]);
       expect(before.networks).toEqual(["reprobench-sim-itest", "reprobench-sim-itest-outside"]);
       // Whatever else carries the sim label (the default cluster, if up) is not ours to remove.
