@@ -29,6 +29,7 @@ export function registryOf(image: string): string {
   const slash = image.indexOf("/");
   if (slash === -1) return "docker.io";
   const first = image.slice(0, slash);
+  if (first === "index.docker.io" || first === "registry-1.docker.io") return "docker.io";
   return first.includes(".") || first.includes(":") || first === "localhost" ? first : "docker.io";
 }
 

@@ -11,7 +11,7 @@
 #                            → config.json, 0600, exported as DOCKER_CONFIG (docker pull) and REGISTRY_AUTH_FILE (skopeo);
 #                          REGISTRIES_CONF (registries.conf text: mirrors for skopeo) → exported as CONTAINERS_REGISTRIES_CONF.
 #                        Sets REGISTRY_DIR; call registry_cleanup when done (the caller's EXIT trap).
-#   registry_of REF      the registry a reference names (docker.io for Docker Hub names)
+#   registry_of REF      the registry a reference names (docker.io for Docker Hub names and Docker Hub's other host names)
 #   registry_repo REF    the repository path inside that registry (library/x for a Docker Hub official image)
 #   registry_ref REF     the tag or digest (latest when none)
 #   registry_has_auth REGISTRY   0 when the step has credentials for it
@@ -48,7 +48,7 @@ registry_cleanup() {
 
 registry_of() {
   local first=${1%%/*}
-  if [ "$first" != "$1" ] && case "$first" in *.* | *:* | localhost) true ;; *) false ;; esac; then
+  if [ "$first" != "$1" ] && case "$first" in index.docker.io | registry-1.docker.io) false ;; *.* | *:* | localhost) true ;; *) false ;; esac; then
     printf '%s' "$first"
   else
     printf docker.io
@@ -59,8 +59,8 @@ registry_repo() {
   local ref=${1%@*} registry path
   case "${ref##*/}" in *:*) ref=${ref%:*} ;; esac
   registry=$(registry_of "$1")
-  path=${ref#"$registry"/}
-  [ "$path" != "$ref" ] || [ "$registry" != docker.io ] || path=$ref
+  path=$ref
+  case "$ref" in "$registry"/* | index.docker.io/* | registry-1.docker.io/*) path=${ref#*/} ;; esac
   case "$registry:$path" in docker.io:*/*) ;; docker.io:*) path=library/$path ;; esac
   printf '%s' "$path"
 }

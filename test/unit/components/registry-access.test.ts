@@ -10,6 +10,7 @@ describe("registry access", () => {
     expect(registryOf("alexgshaw/regex-chess:20251031")).toBe("docker.io");
     expect(registryOf("registry.sim:5000/reprobench/task-base:latest")).toBe("registry.sim:5000");
     expect(registryOf("localhost/x")).toBe("localhost");
+    expect(registryOf("index.docker.io/library/ubuntu:2")).toBe("docker.io");
     expect(registryOf("ghcr.io/org/img@sha256:" + "a".repeat(64))).toBe("ghcr.io");
   });
 

@@ -52,6 +52,9 @@ describe("registry.sh", () => {
     ["registry.sim:5000/a/b", "registry.sim:5000", "a/b", "latest"],
     ["ghcr.io/org/team/img:v1.2", "ghcr.io", "org/team/img", "v1.2"],
     ["localhost/x", "localhost", "x", "latest"],
+    // Docker Hub's other host names are Docker Hub (one quota, one set of credentials).
+    ["index.docker.io/library/ubuntu:2", "docker.io", "library/ubuntu", "2"],
+    ["registry-1.docker.io/alexgshaw/x:1", "docker.io", "alexgshaw/x", "1"],
     ["localhost:5000/x:2", "localhost:5000", "x", "2"],
     [`registry.sim:5000/a/b@sha256:${"a".repeat(64)}`, "registry.sim:5000", "a/b", `sha256:${"a".repeat(64)}`],
     [`ubuntu@sha256:${"b".repeat(64)}`, "docker.io", "library/ubuntu", `sha256:${"b".repeat(64)}`],
