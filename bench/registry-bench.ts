@@ -27,11 +27,11 @@ async function main(): Promise<void> {
       const r = await runPrepull(plan, host, images, { credentials, budgetSeconds: 3600, concurrency: 4 });
       const records = registryRequests({ root: repoRoot, instance }).filter((x) => x.t >= since);
       const gets = [...getsPerRepository(records, "reprobench/tb-").values()];
-      const waits = r.stderr.split("\n").filter((l) => l.includes("waiting until then")).length;
-      const ready = /(\d+)\/(\d+) images ready/.exec(r.stderr)?.[0] ?? "?";
+      const ready = /(\d+)\/(\d+) images ready$/m.exec(r.stderr)?.[0] ?? "?";
+      const waited = r.stderr.split("\n").filter((l) => l.includes("waiting until then")).length;
       const tooMany = records.filter((x) => x.status === 429).length;
       console.log(
-        `${label.padEnd(12)} exit ${r.code}  ${ready}  wall ${r.seconds.toFixed(1)} s (${((r.seconds * SCALE) / 3600).toFixed(1)} h at Docker Hub's 1 h window)  windows waited ${waits}  counted GETs ${gets.reduce((a, b) => a + b, 0)} (max ${Math.max(0, ...gets)} per image)  429s ${tooMany}`,
+        `${label.padEnd(12)} exit ${r.code}  ${ready}  wall ${r.seconds.toFixed(1)} s  waits for the window ${waited}  counted GETs ${gets.reduce((a, b) => a + b, 0)} (max ${Math.max(0, ...gets)} per image)  429s ${tooMany}`,
       );
       if (r.code !== 0) console.log(r.stderr.split("\n").slice(-5).join("\n"));
       return r.seconds;

@@ -303,7 +303,7 @@ export interface FakeImageTools {
  * - docker: `image inspect` answers for images present as files in $STATE (content: the architecture),
  *   `image rm` deletes the file;
  * - skopeo: `copy … docker://REPO@DIGEST oci:LAYOUT:image` GETs that manifest with the real curl through
- *   $http_proxy (https unless --src-tls-verify=false; through the mirror CONTAINERS_REGISTRIES_CONF names;
+ *   $http_proxy (https unless --src-tls-verify=false; through the mirror a leading --registries-conf FILE names;
  *   with the credentials of REGISTRY_AUTH_FILE, sent from a file, never on a command line), printing skopeo's
  *   own kind of error on a failure (`… toomanyrequests: You have reached …` for a 429); `copy oci:LAYOUT:image
  *   docker-daemon:IMAGE` loads it (arm64 when the source's name says arm64);
@@ -339,6 +339,10 @@ esac
     `#!/usr/bin/env bash
 set -euo pipefail
 echo "skopeo $*" >>"$STATE/calls"
+# Like skopeo 1.18 (Debian trixie): mirrors only from the global --registries-conf flag; it reads no
+# CONTAINERS_REGISTRIES_CONF from the environment.
+conf=
+if [ "\${1:-}" = --registries-conf ]; then conf=$2; shift 2; fi
 [ "\${1:-}" = copy ] || { echo "fake skopeo: only copy is simulated" >&2; exit 2; }
 src=; dst=; layout=; scheme=https
 for a in "$@"; do
@@ -366,14 +370,14 @@ esac
 host=$registry
 [ "$host" != docker.io ] || host=registry-1.docker.io
 # A mirror from registries.conf: [[registry]] location = "<registry>" then [[registry.mirror]] location = "…".
-if [ -n "\${CONTAINERS_REGISTRIES_CONF:-}" ]; then
+if [ -n "$conf" ]; then
   mirror=$(awk -v r="$registry" '
     /^\\[\\[registry\\]\\]/ { inreg = 1; hit = 0; inmirror = 0; next }
     /^\\[\\[registry\\.mirror\\]\\]/ { inmirror = 1; next }
     /^[[:space:]]*location[[:space:]]*=/ {
       v = $0; sub(/^[^=]*=[[:space:]]*"/, "", v); sub(/".*$/, "", v)
       if (inmirror) { if (hit) { print v; exit } } else if (v == r) hit = 1
-    }' "$CONTAINERS_REGISTRIES_CONF")
+    }' "$conf")
   [ -z "$mirror" ] || { host=$mirror scheme=http; }
 fi
 tmp=$(mktemp -d)

@@ -209,7 +209,7 @@ describe("task-images.sh", () => {
     ]);
     // The fake clock starts at 2026-01-01T00:00:00Z: the window of the first pull reopens 6 h later.
     expect(r.stderr.trim().split("\n").pop()).toBe(
-      "task-images: registry registry.sim:5000's pull limit is used up (anonymous: 2 pulls per 21600s): 3 images left, the window reopens by 06:00:00 UTC; " +
+      "task-images: registry registry.sim:5000's pull limit is used up (anonymous: 2 pulls per 21600s): 3 images left, the window reopens by 06:00:02 UTC; " +
         "that is after this step's time budget (0s, until 00:00:00 UTC), so 3 of 5 images are not pulled. " +
         "Set credentials for the registry (reprobench:registries[].username and the secret reprobench:registryPasswords) or a pull-through mirror (reprobench:registries[].mirror), then run up again",
     );
@@ -233,11 +233,11 @@ describe("task-images.sh", () => {
     expect(warnings(r.stderr)).toEqual([]);
     const lines = progress(r.stderr);
     expect(lines).toContain("task-images: registry registry.sim:5000 allows 2 more pulls now (limit 2 per 600s, anonymous); 5 images to pull from it");
-    expect(lines).toContain("task-images: registry registry.sim:5000's pull limit is used up (anonymous: 2 pulls per 600s): 3 images left, the window reopens by 00:10:00 UTC; waiting until then (3 images left, pass 1)");
-    expect(lines).toContain("task-images: registry registry.sim:5000's pull limit is used up (anonymous: 2 pulls per 600s): 1 images left, the window reopens by 00:20:00 UTC; waiting until then (1 images left, pass 2)");
+    expect(lines).toContain("task-images: registry registry.sim:5000's pull limit is used up (anonymous: 2 pulls per 600s): 3 images left, the window reopens by 00:10:02 UTC; waiting until then (3 images left, pass 1)");
+    expect(lines).toContain("task-images: registry registry.sim:5000's pull limit is used up (anonymous: 2 pulls per 600s): 1 images left, the window reopens by 00:20:04 UTC; waiting until then (1 images left, pass 2)");
     // The stand-in sleep advanced the registry's clock by each wait.
-    expect(p.tools.sleeps()).toEqual([600, 600]);
-    expect(p.registry.now() - 1_767_225_600).toBe(1200);
+    expect(p.tools.sleeps()).toEqual([602, 602]);
+    expect(p.registry.now() - 1_767_225_600).toBe(1204);
     // One counted GET per image, spread over the windows; never over the quota.
     expect(p.registry.counted().map((x) => x.repo).sort()).toEqual(["q/img1", "q/img2", "q/img3", "q/img4", "q/img5"]);
     expect(p.registry.requests.filter((x) => x.status === 429)).toEqual([]);
@@ -255,7 +255,7 @@ describe("task-images.sh", () => {
       expect.stringMatching(/^task-images: retrying HEAD registry\.sim:5000\/q\/img[12]:1 \(attempt 2\/3 in 2s\): HEAD http:\/\/registry\.sim:5000\/v2\/q\/img[12]\/manifests\/1: HTTP 503$/),
     ]);
     // The wait, then the retry's 2 s: not a second window.
-    expect(p.tools.sleeps()).toEqual([600, 2]);
+    expect(p.tools.sleeps()).toEqual([602, 2]);
     expect(p.registry.counted()).toHaveLength(2);
   });
 
@@ -270,14 +270,14 @@ describe("task-images.sh", () => {
     expect(r.stderr).toContain("toomanyrequests: You have reached your unauthenticated pull rate limit. https://www.docker.com/increase-rate-limit");
     expect(r.stderr).not.toMatch(/retrying skopeo copy/);
     expect(r.stderr).toContain(`task-images: not pulled (quota) registry.sim:5000/${refused[0].repo}:1\n`);
-    expect(r.stderr).toContain("(anonymous: 2 pulls per 21600s): 1 images left, the window reopens by 06:00:00 UTC");
+    expect(r.stderr).toContain("(anonymous: 2 pulls per 21600s): 1 images left, the window reopens by 06:00:02 UTC");
     expect(Object.values(gets(p.registry))).toEqual([1, 1, 1]);
 
     // With a budget that covers the window, the refused image is pulled after it.
     const q = await setup(options);
     const r2 = await q.run(images(3), { budget: 30_000 });
     expect(r2.status, r2.stderr).toBe(0);
-    expect(q.tools.sleeps()).toEqual([21_600]);
+    expect(q.tools.sleeps()).toEqual([21_602]);
     const again = q.registry.requests.filter((x) => x.status === 429)[0].repo;
     expect(q.registry.manifests({ method: "GET", repo: again }).map((x) => x.status)).toEqual([429, 200]);
     expect(q.registry.counted()).toHaveLength(3);
