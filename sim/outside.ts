@@ -68,19 +68,33 @@ export function normalizeConditions(input: Partial<NetworkConditions>, base: Net
   return out;
 }
 
-/** The `network` section of sim/scenarios/sim-default.json (all zero = no faults). */
-export function scenarioConditions(root: string): NetworkConditions {
+/** One top-level section of sim/scenarios/sim-default.json ({} when absent), and the file's path for messages. */
+export function scenarioSection<T>(root: string, key: string): { section: Partial<T>; file: string } {
   const file = join(root, "sim", "scenarios", "sim-default.json");
-  const scenario = JSON.parse(readFileSync(file, "utf8")) as { network?: Partial<NetworkConditions> };
-  return normalizeConditions(scenario.network ?? {}, NO_FAULTS, `${file}: network`);
+  const scenario = JSON.parse(readFileSync(file, "utf8")) as Record<string, Partial<T> | undefined>;
+  return { section: scenario[key] ?? {}, file };
 }
 
-/** Writes the conditions atomically (rename in the bind-mounted directory: the proxy sees a new mtime). */
-export function writeConditionsFile(file: string, conditions: NetworkConditions): void {
+/** The `network` section of sim/scenarios/sim-default.json (all zero = no faults). */
+export function scenarioConditions(root: string): NetworkConditions {
+  const { section, file } = scenarioSection<NetworkConditions>(root, "network");
+  return normalizeConditions(section, NO_FAULTS, `${file}: network`);
+}
+
+/**
+ * Writes a JSON file atomically: a rename in its directory, so a process watching a bind mount of it (the
+ * proxy, the registry gate) sees a new mtime and never half a file.
+ */
+export function writeJsonAtomically(file: string, value: unknown): void {
   mkdirSync(join(file, ".."), { recursive: true });
   const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify(conditions, null, 2)}\n`);
+  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
   renameSync(tmp, file);
+}
+
+/** Writes the conditions the proxy applies. */
+export function writeConditionsFile(file: string, conditions: NetworkConditions): void {
+  writeJsonAtomically(file, conditions);
 }
 
 export function readConditionsFile(file: string): NetworkConditions | undefined {

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { scenarioSection, writeJsonAtomically } from "./outside";
 
 /** The account the gate knows (authenticated pulls are counted per account, anonymous ones per client IP). */
 export const REGISTRY_USER = "reprobench-pull";
@@ -65,17 +66,13 @@ export function normalizeQuota(input: Partial<RegistryQuota>, base: RegistryQuot
 
 /** The `registry` section of sim/scenarios/sim-default.json (DEFAULT_QUOTA where it says nothing). */
 export function scenarioQuota(root: string): RegistryQuota {
-  const file = join(root, "sim", "scenarios", "sim-default.json");
-  const scenario = JSON.parse(readFileSync(file, "utf8")) as { registry?: Partial<RegistryQuota> };
-  return normalizeQuota(scenario.registry ?? {}, DEFAULT_QUOTA, `${file}: registry`);
+  const { section, file } = scenarioSection<RegistryQuota>(root, "registry");
+  return normalizeQuota(section, DEFAULT_QUOTA, `${file}: registry`);
 }
 
-/** Writes the quota atomically (a rename in the bind-mounted directory: the gate sees a new mtime). */
+/** Writes the quota the gate applies (atomically: it re-reads the file when its mtime changes). */
 export function writeQuotaFile(file: string, quota: RegistryQuota): void {
-  mkdirSync(join(file, ".."), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify(quota, null, 2)}\n`);
-  renameSync(tmp, file);
+  writeJsonAtomically(file, quota);
 }
 
 export function readQuotaFile(file: string): RegistryQuota | undefined {
