@@ -60,16 +60,23 @@ export function daemonRegistryMirrors(mirrors: readonly RegistryMirror[]): strin
   return mirrors.filter((m) => m.registry === "docker.io").map((m) => m.url.replace(/\/$/, ""));
 }
 
+/** The secret part of a pulling step's environment (registry.sh): REGISTRY_AUTH_JSON, only when there are accounts. */
+export function registryAuthEnv(logins: readonly RegistryLogin[]): Record<string, string> {
+  return logins.length > 0 ? { REGISTRY_AUTH_JSON: registryAuthJson(logins) } : {};
+}
+
 /**
- * The secret environment of a step that pulls (registry.sh): REGISTRY_AUTH_JSON, REGISTRIES_CONF and
- * MIRRORED_REGISTRIES, each only when there is something to say, so a stack without registries keeps the
- * inputs it had.
+ * The plain part, for the pre-pull only (skopeo is the one client that takes a mirror for any registry):
+ * REGISTRIES_CONF and MIRRORED_REGISTRIES, only when there are mirrors. Plain on purpose: a secret value is
+ * masked wherever it appears in the step's output, and registry names appear in every line of it.
  */
+export function registryMirrorEnv(mirrors: readonly RegistryMirror[]): Record<string, string> {
+  return mirrors.length > 0 ? { REGISTRIES_CONF: registriesConf(mirrors), MIRRORED_REGISTRIES: mirrors.map((m) => m.registry).join(",") } : {};
+}
+
+/** Both parts, as a script sees them. */
 export function registryScriptEnv(logins: readonly RegistryLogin[], mirrors: readonly RegistryMirror[]): Record<string, string> {
-  return {
-    ...(logins.length > 0 ? { REGISTRY_AUTH_JSON: registryAuthJson(logins) } : {}),
-    ...(mirrors.length > 0 ? { REGISTRIES_CONF: registriesConf(mirrors), MIRRORED_REGISTRIES: mirrors.map((m) => m.registry).join(",") } : {}),
-  };
+  return { ...registryAuthEnv(logins), ...registryMirrorEnv(mirrors) };
 }
 
 /** A registry's pull limit for one login. */
@@ -94,8 +101,8 @@ export function pullQuotaWarnings(images: readonly string[], limits: Record<stri
     if (seconds <= budgetSeconds) continue;
     const who = credentialed.includes(registry) ? "with the stack's credentials" : "anonymously";
     out.push(
-      `${count} task images come from ${registry}, which allows ${limit.pulls} pulls per ${limit.windowSeconds}s ${who}: the pre-pull needs about ${Math.round(seconds / 60)} min of pull windows, more than its ${Math.round(budgetSeconds / 60)} min; ` +
-        `set credentials (reprobench:registries[].username and the secret registryPasswords.${registry}) or a pull-through mirror (registries[].mirror)`,
+      `${count} task images come from ${registry}, which allows ${limit.pulls} pulls per ${limit.windowSeconds}s ${who}: a pre-pull of the images not yet on the runner needs up to ${Math.round(seconds / 60)} min of pull windows, more than its ${Math.round(budgetSeconds / 60)} min; ` +
+        `set credentials (reprobench:registries[].username and the secret registryPasswords["${registry}"]) or a pull-through mirror (registries[].mirror)`,
     );
   }
   return out;

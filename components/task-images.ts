@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { lastJsonLine, scriptWithEnv } from "./host-script";
-import { type PullLimit, mergedEnvironment, pullQuotaWarnings } from "./registry-access";
+import { type PullLimit, type RegistryMirror, mergedEnvironment, pullQuotaWarnings, registryMirrorEnv } from "./registry-access";
 import type { HostConnectionInput } from "./ssh";
 
 /** How task images are pulled (harbor.imagePull* of the stack). */
@@ -60,8 +60,10 @@ export interface TaskImagesArgs {
   readonly images: pulumi.Input<string[]>;
   /** HTTP(S)_PROXY/NO_PROXY of the runner's proxy (hosts[].proxy), merged into the scripts' secret environment; omitted: none. */
   readonly proxyEnv?: pulumi.Input<Record<string, string>>;
-  /** Registry credentials and mirrors (registries[]; components/registry-access.ts); secret. Omitted: anonymous, direct. */
+  /** Registry credentials (registries[]; components/registry-access.ts registryAuthEnv); secret. Omitted: anonymous. */
   readonly registryEnv?: pulumi.Input<Record<string, string>>;
+  /** Pull-through mirrors skopeo pulls through (registries[].mirror). Omitted: none. */
+  readonly mirrors?: readonly RegistryMirror[];
   /** Known pull limits: a warning (preview, up) when the images need more pull windows than the step may wait. */
   readonly pullQuota?: PullQuotaSettings;
 }
@@ -76,7 +78,8 @@ export class TaskImages extends pulumi.ComponentResource {
 
   constructor(name: string, args: TaskImagesArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:runner:TaskImages", name, {}, opts);
-    const env = pulumi.output(args.images).apply((images) => taskImagesScriptEnv(args.settings, images, args.daemonConfigPath));
+    const mirrorEnv = registryMirrorEnv(args.mirrors ?? []);
+    const env = pulumi.output(args.images).apply((images) => ({ ...taskImagesScriptEnv(args.settings, images, args.daemonConfigPath), ...mirrorEnv }));
     const quota = args.pullQuota;
     if (quota !== undefined) {
       // Known in a preview once the dataset exists (its image list is in state); said again by the step.

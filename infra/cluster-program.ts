@@ -163,7 +163,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
         "task-images",
         {
           connection: runnerConnection, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: harborRunner.images, proxyEnv: hostProxyEnv(loaded, runner.name), registryEnv,
-          pullQuota: pullQuotaSettings(config),
+          mirrors: registryMirrors(config), pullQuota: pullQuotaSettings(config),
         },
         { dependsOn: [daemons[runner.name]] },
       )

@@ -279,7 +279,7 @@ export function plaintextSecretProblems(raw: Record<string, unknown>, isEncrypte
   if (!isEncrypted("registryPasswords") && passwords !== null && typeof passwords === "object" && !Array.isArray(passwords)) {
     for (const [name, value] of Object.entries(passwords)) {
       if (typeof value === "string" && value !== SECRET_PLACEHOLDER && value !== "") {
-        out.push({ key: configKey(["registryPasswords", name]), message: `stored in plaintext (not shown); expected an encrypted value: pulumi config set --secret --path 'reprobench:registryPasswords.${name}' TOKEN` });
+        out.push({ key: configKey(["registryPasswords", name]), message: `stored in plaintext (not shown); expected an encrypted value: pulumi config set --secret --path 'reprobench:registryPasswords["${name}"]' TOKEN` });
       }
     }
   }
@@ -447,7 +447,7 @@ export function missingSecretProblems(config: ReprobenchConfig): ConfigProblem[]
   });
   config.registries.forEach((registry, i) => {
     if (registry.username === null || registry.passwordFile !== undefined || config.registryPasswords[registry.host] !== undefined) return;
-    out.push(problem(["registryPasswords", registry.host], `missing; registries[${i}] (${registry.host}) pulls as ${registry.username} but has no password: pulumi config set --secret --path 'reprobench:registryPasswords.${registry.host}' TOKEN (or registries[${i}].passwordFile)`));
+    out.push(problem(["registryPasswords", registry.host], `missing; registries[${i}] (${registry.host}) pulls as ${registry.username} but has no password: pulumi config set --secret --path 'reprobench:registryPasswords["${registry.host}"]' TOKEN (or registries[${i}].passwordFile)`));
   });
   if (config.run.enabled && config.run.environment === "hf-sandbox" && config.hfToken === undefined) {
     out.push(problem(["hfToken"], "missing; expected a Hugging Face token because run.environment is hf-sandbox (each task runs as an HF Jobs sandbox): pulumi config set --secret reprobench:hfToken TOKEN"));

@@ -676,7 +676,7 @@ export const registrySchema = z
     host: z.string().regex(REGISTRY_HOST, { message: "expected docker.io or a registry host[:port] such as ghcr.io or registry.example:5000" }),
     /**
      * The account to pull as (null: anonymous). Its password or access token is a secret: pulumi config set
-     * --secret --path 'reprobench:registryPasswords.<host>' TOKEN, or a file (passwordFile).
+     * --secret --path 'reprobench:registryPasswords["<host>"]' TOKEN (brackets: a host name has dots), or a file (passwordFile).
      */
     username: z.string().min(1).nullable().default(null),
     /** A local file holding the password or token (one line, kept out of the stack file), instead of registryPasswords. */

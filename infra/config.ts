@@ -7,7 +7,7 @@ import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { type DaemonProxies, daemonProxies, proxyEnvironment, proxyUrlProblem } from "../components/host-proxy";
-import { type PullLimit, type RegistryLogin, type RegistryMirror, registryScriptEnv } from "../components/registry-access";
+import { type PullLimit, type RegistryLogin, type RegistryMirror, registryAuthEnv } from "../components/registry-access";
 import type { PullQuotaSettings } from "../components/task-images";
 import type { HostConnectionInput } from "../components/ssh";
 import { DOCKER_HUB_PULL_LIMITS, type ReprobenchConfig, type RunStackConfig, SECRET_KEYS, SECRET_PLACEHOLDER, checkPublicKeyLine } from "./config-schema";
@@ -177,14 +177,13 @@ export function pullQuotaSettings(config: ReprobenchConfig): PullQuotaSettings {
 
 /**
  * The secret environment of the steps that pull images (image digests, task images, the tool bundle's
- * canary): credentials and mirrors (components/registry-access.ts); undefined when registries[] has
- * neither, so such a stack keeps the inputs it had.
+ * canary): the registry accounts (components/registry-access.ts registryAuthEnv); undefined when
+ * registries[] has none, so such a stack keeps the inputs it had. Mirrors are not secret
+ * (registryMirrors, for the pre-pull's script).
  */
 export function hostRegistryEnv(loaded: LoadedConfig): pulumi.Output<Record<string, string>> | undefined {
-  const mirrors = registryMirrors(loaded.config);
-  const logins = loaded.secrets.registryLogins;
-  if (mirrors.length === 0 && !loaded.config.registries.some((r) => r.username !== null)) return undefined;
-  return pulumi.secret(pulumi.output(logins ?? []).apply((l) => registryScriptEnv(l, mirrors)));
+  if (!loaded.config.registries.some((r) => r.username !== null)) return undefined;
+  return pulumi.secret(pulumi.output(loaded.secrets.registryLogins ?? []).apply((l) => registryAuthEnv(l)));
 }
 
 /**

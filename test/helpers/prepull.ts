@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { envPrelude, scriptWithEnv } from "../../components/host-script";
 import { proxyEnvironment } from "../../components/host-proxy";
-import { registryScriptEnv } from "../../components/registry-access";
+import { registryAuthEnv, registryMirrorEnv } from "../../components/registry-access";
 import { taskImagesScriptEnv } from "../../components/task-images";
 import { type ClusterPlan, type HostPlan, type RegistryRequest, sshArgs } from "../../sim/cluster";
 import { mustRun, run } from "../../sim/exec";
@@ -50,9 +50,10 @@ export async function runPrepull(plan: ClusterPlan, host: HostPlan, images: stri
   const logins = options.credentials ? [{ registry, username: plan.registry.username, password }] : [];
   const mirrors = options.mirror ? [{ registry, url: `http://${plan.mirror.hostname}:${plan.mirror.port}` }] : [];
   const noProxy = ["127.0.0.1", "localhost", ...(options.mirror ? [plan.mirror.hostname] : [])];
-  const secret = { ...proxyEnvironment(readFileSync(join(plan.root, plan.proxyUrlFile), "utf8").trim(), noProxy), ...registryScriptEnv(logins, mirrors) };
+  // As TaskImages passes them: the proxy and the accounts secret (on stdin), the mirrors in the script's inputs.
+  const secret = { ...proxyEnvironment(readFileSync(join(plan.root, plan.proxyUrlFile), "utf8").trim(), noProxy), ...registryAuthEnv(logins) };
   const settings = { imagePullConcurrency: options.concurrency ?? 4, imagePullAttempts: 3, insecureRegistries: [] };
-  const script = scriptWithEnv(["retry", "registry", "task-images"], { ...taskImagesScriptEnv(settings, images, "/etc/docker/daemon.json", options.budgetSeconds), BACKOFF_SECONDS: "1" });
+  const script = scriptWithEnv(["retry", "registry", "task-images"], { ...taskImagesScriptEnv(settings, images, "/etc/docker/daemon.json", options.budgetSeconds), ...registryMirrorEnv(mirrors), BACKOFF_SECONDS: "1" });
   const started = Date.now();
   const r = await run(sshArgs(plan, host, "bash -s"), { input: `${envPrelude(secret)}\n${script}\n`, timeoutMs: (options.budgetSeconds + 600) * 1000 });
   return { code: r.code ?? -1, stdout: r.stdout, stderr: r.stderr, seconds: (Date.now() - started) / 1000 };

@@ -41,7 +41,7 @@ describe("registry access", () => {
     const [warning, ...rest] = pullQuotaWarnings(images, hub, [], 12_600, []);
     expect(rest).toEqual([]);
     expect(warning).toBe(
-      "89 task images come from docker.io, which allows 10 pulls per 3600s anonymously: the pre-pull needs about 480 min of pull windows, more than its 210 min; set credentials (reprobench:registries[].username and the secret registryPasswords.docker.io) or a pull-through mirror (registries[].mirror)",
+      "89 task images come from docker.io, which allows 10 pulls per 3600s anonymously: a pre-pull of the images not yet on the runner needs up to 480 min of pull windows, more than its 210 min; set credentials (reprobench:registries[].username and the secret registryPasswords[\"docker.io\"]) or a pull-through mirror (registries[].mirror)",
     );
     expect(pullQuotaWarnings(images, { "docker.io": { pulls: 100, windowSeconds: 3600 } }, [], 12_600, ["docker.io"])).toEqual([]);
     expect(pullQuotaWarnings(images, hub, ["docker.io"], 12_600, [])).toEqual([]);

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
 import { formatProblems, hostRegistryEnv, loadConfig, parseConfig, plaintextSecretProblems, pullQuotaSettings, registryMirrors } from "../../../infra/config";
+import { registryMirrorEnv } from "../../../components/registry-access";
 import { FAKE_PEM, minimalRealConfig, toPulumiConfigMap } from "./helpers";
 
 const TOKEN = "dckr_pat_0123456789abcdefSECRET";
@@ -55,14 +56,14 @@ describe("registries[] rules", () => {
 
   it("an account without a password is a missing secret for up, not for preview", () => {
     const raw = { registries: [{ host: "docker.io", username: "bench" }] };
-    expect(problems(raw)).toContain("reprobench:registryPasswords.docker.io: missing; registries[0] (docker.io) pulls as bench but has no password: pulumi config set --secret --path 'reprobench:registryPasswords.docker.io' TOKEN (or registries[0].passwordFile)");
+    expect(problems(raw)).toContain("reprobench:registryPasswords.docker.io: missing; registries[0] (docker.io) pulls as bench but has no password: pulumi config set --secret --path 'reprobench:registryPasswords[\"docker.io\"]' TOKEN (or registries[0].passwordFile)");
     expect(problems(raw, false)).toBe("");
   });
 
   it("a password stored in plaintext is refused without being shown", () => {
     const found = plaintextSecretProblems({ registryPasswords: { "docker.io": TOKEN } }, () => false);
     expect(found.map((p) => `${p.key}: ${p.message}`)).toEqual([
-      "reprobench:registryPasswords.docker.io: stored in plaintext (not shown); expected an encrypted value: pulumi config set --secret --path 'reprobench:registryPasswords.docker.io' TOKEN",
+      "reprobench:registryPasswords.docker.io: stored in plaintext (not shown); expected an encrypted value: pulumi config set --secret --path 'reprobench:registryPasswords[\"docker.io\"]' TOKEN",
     ]);
     expect(plaintextSecretProblems({ registryPasswords: { "docker.io": TOKEN } }, (k) => k === "registryPasswords")).toEqual([]);
   });
@@ -86,15 +87,20 @@ describe("the loader", () => {
     const value = await resolved(env);
     const auth = Buffer.from(`bench:${TOKEN}`).toString("base64");
     expect(JSON.parse(value.REGISTRY_AUTH_JSON)).toEqual({ auths: { "docker.io": { auth }, "https://index.docker.io/v1/": { auth } } });
-    expect(value.MIRRORED_REGISTRIES).toBe("registry.sim:5000");
-    expect(value.REGISTRIES_CONF).toContain('location = "registry.sim:5000"\n[[registry.mirror]]\nlocation = "mirror.sim:5000"\ninsecure = true');
+    // Only the accounts are secret: a secret value is masked wherever it appears in a step's output, and
+    // registry names are in every line of it. The mirrors go to the pre-pull's script as plain inputs.
+    expect(Object.keys(value)).toEqual(["REGISTRY_AUTH_JSON"]);
     expect(registryMirrors(loaded.config)).toEqual([{ registry: "registry.sim:5000", url: "http://mirror.sim:5000" }]);
+    const mirrorEnv = registryMirrorEnv(registryMirrors(loaded.config));
+    expect(mirrorEnv.MIRRORED_REGISTRIES).toBe("registry.sim:5000");
+    expect(mirrorEnv.REGISTRIES_CONF).toContain('location = "registry.sim:5000"\n[[registry.mirror]]\nlocation = "mirror.sim:5000"\ninsecure = true');
     expect(JSON.stringify(loaded.config)).not.toContain(TOKEN);
     expect(await isSecret(loaded.secrets.registryLogins!)).toBe(true);
   });
 
-  it("a stack without registries gives no registry environment (its steps keep the inputs they had)", () => {
+  it("a stack without registry accounts gives no secret registry environment (its steps keep the inputs they had)", () => {
     expect(hostRegistryEnv(load({}))).toBeUndefined();
+    expect(hostRegistryEnv(load({ registries: [{ host: "docker.io", mirror: "http://m:5000" }] }))).toBeUndefined();
   });
 
   it("an unreadable or multi-line passwordFile names the key, never the contents", () => {
