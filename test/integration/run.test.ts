@@ -84,6 +84,15 @@ describe("benchmark run on the simulated cluster (real engine, real Harbor)", ()
     const state = readFileSync(stateFile, "utf8");
     expect(state).toContain('"ciphertext"');
     expect(state).not.toContain(password);
+    // The registry account's password (reprobench:registries, read from the instance's registry-password):
+    // neither it nor the base64 "user:password" docker's auth file holds is in the output or the state.
+    const registryPassword = readFileSync(path.join(repoRoot, plan.registry.passwordFile), "utf8").trim();
+    const registryAuth = Buffer.from(`${plan.registry.username}:${registryPassword}`).toString("base64");
+    expect(registryPassword.length).toBeGreaterThan(8);
+    for (const secret of [registryPassword, registryAuth]) {
+      expect(output).not.toContain(secret);
+      expect(state).not.toContain(secret);
+    }
     const name = up.outputs.jobName.value as string;
     expect(name).toMatch(/^sim-terminus2-\d{8}-\d{6}$/);
     jobDir = `${up.outputs.jobsDir.value}/${name}`;
