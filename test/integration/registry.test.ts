@@ -95,6 +95,7 @@ describe("task images under a registry's pull limit", () => {
     // docker-registry writes its access log to stderr.
     const mirrorLog = await run(["docker", "logs", "--since", t, plan.mirror.container], { timeoutMs: 60_000 });
     const logs = `${mirrorLog.stdout}${mirrorLog.stderr}`;
+    log(`the mirror's access log:\n${logs.split("\n").filter((l) => /"GET \/v2\/reprobench\/quota-\d+\/manifests/.test(l)).join("\n")}`);
     for (let i = 1; i <= 6; i++) expect(logs).toMatch(new RegExp(`GET /v2/${PREFIX}-00${i}/manifests/sha256:[0-9a-f]{64}`));
     // Upstream, the mirror's own fetches (as reprobench-pull, not the hosts' anonymous quota of 1).
     const upstream = requestsSince(t).filter((x) => x.repo?.startsWith(PREFIX) && x.counted);
