@@ -21,10 +21,12 @@
 // async runner (the scripts must run beside this server's event loop: spawnSync would block it).
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { accessSync, chmodSync, constants, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
+import { tmpdir } from "node:os";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
+import { afterEach } from "vitest";
 
 export const CONTROL_HOST = "fake.control";
 export const AUTH_HOST = "auth.fake";
@@ -449,4 +451,25 @@ export function runBash(script: string, env: Record<string, string>, timeoutMs =
     child.stdin.on("error", () => undefined);
     child.stdin.end(script);
   });
+}
+
+/** A test file's temporary directories and fake registries, removed (and closed) after each test. */
+export function scratchSpace(prefix: string): { tempDir(): string; keep(registry: FakeRegistry): FakeRegistry } {
+  const dirs: string[] = [];
+  const registries: FakeRegistry[] = [];
+  afterEach(async () => {
+    for (const r of registries.splice(0)) await r.close();
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    tempDir() {
+      const d = mkdtempSync(path.join(tmpdir(), prefix));
+      dirs.push(d);
+      return d;
+    },
+    keep(registry) {
+      registries.push(registry);
+      return registry;
+    },
+  };
 }

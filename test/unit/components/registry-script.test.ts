@@ -3,29 +3,17 @@
 // registry (test/helpers/fake-registry.ts) through http_proxy, Basic and Bearer, with a curl stand-in that
 // records every argv (no credential may be on one).
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { registryAuthJson } from "../../../components/registry-access";
-import { type FakeRegistry, type FakeRegistryOptions, fakeImageTools, proxyEnv, runBash, startFakeRegistry, tagDigest } from "../../helpers/fake-registry";
+import { type FakeRegistryOptions, fakeImageTools, proxyEnv, runBash, scratchSpace, startFakeRegistry, tagDigest } from "../../helpers/fake-registry";
 
 const SCRIPTS = path.resolve(__dirname, "../../../components/scripts");
 const LIBS = `. ${SCRIPTS}/retry.sh\n. ${SCRIPTS}/registry.sh\n`;
 
-let dirs: string[] = [];
-let registries: FakeRegistry[] = [];
-afterEach(async () => {
-  for (const r of registries) await r.close();
-  registries = [];
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  dirs = [];
-});
-function tempDir(): string {
-  const d = mkdtempSync(path.join(tmpdir(), "reprobench-registry-"));
-  dirs.push(d);
-  return d;
-}
+const scratch = scratchSpace("reprobench-registry-");
+const tempDir = scratch.tempDir;
 
 /** One registry.sh function's output (no network: these are string functions). */
 function fn(name: string, ...args: string[]): string {
@@ -106,7 +94,7 @@ describe("registry.sh", () => {
     /** Runs registry_head REF in a bash with the fake registry as its proxy; returns its REGISTRY_* results. */
     async function head(ref: string, options: FakeRegistryOptions = {}, env: Record<string, string> = {}) {
       const registry = await startFakeRegistry(options);
-      registries.push(registry);
+      scratch.keep(registry);
       const dir = tempDir();
       const tools = fakeImageTools(dir);
       const script = `${LIBS}set -euo pipefail

@@ -4,10 +4,9 @@
 // Basic auth, a fake clock the stand-in sleep advances), so it runs asynchronously.
 import { createHash } from "node:crypto";
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { apiBase } from "../../../infra/config-derive";
 import { preflightScriptEnv } from "../../../components/benchmark-run";
 import { progressLine, warningLine } from "../../../components/checked-command";
@@ -16,25 +15,14 @@ import { registryScriptEnv } from "../../../components/registry-access";
 import { runPaths } from "../../../components/run-config";
 import { taskImagesScriptEnv } from "../../../components/task-images";
 import { runSettings } from "../../../infra/run-config";
-import { type FakeImageTools, type FakeRegistry, type FakeRegistryOptions, type ScriptResult, fakeImageTools, proxyEnv, runBash, startFakeRegistry, tagDigest } from "../../helpers/fake-registry";
+import { type FakeImageTools, type FakeRegistry, type FakeRegistryOptions, type ScriptResult, fakeImageTools, proxyEnv, runBash, scratchSpace, startFakeRegistry, tagDigest } from "../../helpers/fake-registry";
 import { REPO, seedConfig } from "./helpers";
 
 const SCRIPTS = path.join(REPO, "components/scripts");
 const OURS = readdirSync(SCRIPTS).filter((f) => /^(harbor-|task-images)/.test(f));
 
-let dirs: string[] = [];
-let registries: FakeRegistry[] = [];
-afterEach(async () => {
-  for (const r of registries) await r.close();
-  registries = [];
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  dirs = [];
-});
-function tempDir(): string {
-  const d = mkdtempSync(path.join(tmpdir(), "reprobench-run-"));
-  dirs.push(d);
-  return d;
-}
+const scratch = scratchSpace("reprobench-run-");
+const tempDir = scratch.tempDir;
 function executable(file: string, text: string): void {
   writeFileSync(file, text);
   chmodSync(file, 0o755);
@@ -65,7 +53,7 @@ describe("task-images.sh", () => {
   /** A fake registry, the stand-in tools, and a daemon.json listing registry.sim:5000 as insecure. */
   async function setup(options: FakeRegistryOptions = {}): Promise<Pull> {
     const registry = await startFakeRegistry(options);
-    registries.push(registry);
+    scratch.keep(registry);
     const dir = tempDir();
     const tools = fakeImageTools(dir);
     const daemon = path.join(dir, "daemon.json");
