@@ -148,7 +148,9 @@ export async function runOperation(open: OpenStack, op: "up" | "preview" | "down
   // take the salt from the state and save it there. Without secrets it loads no secrets manager at all.
   const noSecrets = { showSecrets: false };
   if (op === "up") {
-    const result = await open.stack.up({ ...common, ...noSecrets, replace: args.replace, expectNoChanges: args.expectNoChanges });
+    // A refresh runs the program so that hosts are read with the connection the config gives now: after
+    // a host is rebuilt (a new host key) the one in the state cannot reach it.
+    const result = await open.stack.up({ ...common, ...noSecrets, runProgram: args.refresh, replace: args.replace, expectNoChanges: args.expectNoChanges });
     return Object.fromEntries(Object.entries(result.outputs).map(([k, v]) => [k, v.value]));
   }
   if (op === "preview") {

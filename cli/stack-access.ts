@@ -17,7 +17,7 @@ export interface ClusterView {
   workers: { host: string; url: string; containerName: string }[];
   router: { host: string; containerName: string; metricsUrl: string } | null;
   runner: string;
-  harbor: { workDir: string; jobsDir: string };
+  harbor: { workDir: string; jobsDir: string; venv: string };
 }
 
 export interface JobRef {
@@ -80,7 +80,7 @@ export async function clusterView(config: ReprobenchConfig): Promise<ClusterView
     workers,
     router,
     runner: soleHostWithRole(config, "runner").name,
-    harbor: { workDir: config.harbor.workDir, jobsDir: config.harbor.jobsDir },
+    harbor: { workDir: config.harbor.workDir, jobsDir: config.harbor.jobsDir, venv: config.harbor.venv },
   };
 }
 

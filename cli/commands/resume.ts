@@ -10,6 +10,9 @@ import { readJob } from "../../results/load";
 import { shellQuote } from "../../results/pull";
 import { planRerun, planResume } from "../../results/resume";
 import { defaultMopUpErrorTypes, nonTransientUnscoredTypes } from "../../results/taxonomy";
+import { fetchRemoteJob, type RemoteJob, runRemotePass } from "../remote-pass";
+
+const root = path.resolve(__dirname, "..", "..");
 
 /** "a, b, c" wrapped to lines of at most `width` characters, each indented. */
 function wrapList(items: readonly string[], indent: string, width = 100): string {
@@ -27,6 +30,7 @@ function wrapList(items: readonly string[], indent: string, width = 100): string
 }
 
 const RESUME_HELP = `usage: reprobench resume <job dir> [--error-type T]… [--n-concurrent N] [--dry-run] [--harbor BIN]
+       reprobench resume --stack S [--job NAME] [--wait] [--error-type T]… [--n-concurrent N]
 
 Mop-up pass: \`harbor job resume\` deletes the trials whose exception type is in the filter and runs
 them again; every other trial is kept.
@@ -45,13 +49,21 @@ ${wrapList(nonTransientUnscoredTypes(), "    ")}
 Refuses, saying why and what to do instead, when config.json's agent (model endpoint, kwargs) or
 environment differs from the kept trials' configs, or when Harbor would resolve a different job dir.
 Keeps config.json and lock.json consistent (n_concurrent_trials; --n-concurrent changes both, with
-backups). --dry-run prints the plan and the command without changing or running anything.`;
+backups). --dry-run prints the plan and the command without changing or running anything.
+
+--stack: the job is on that stack's runner (default: the job in its outputs; --job names another,
+e.g. one a destroy stopped). The plan is made from the job's JSON files; Harbor then runs on the
+runner under the unit reprobench-resume-<job>.service with the stack's API key, its log under
+harbor.workDir/logs/; --wait waits for it to exit.`;
 
 const RERUN_HELP = `usage: reprobench rerun <job dir> <task>… [--job-name NAME] [--api-base URL] [--dry-run] [--harbor BIN]
+       reprobench rerun --stack S [--job NAME] <task>… [--job-name NAME] [--api-base URL] [--wait]
 
 Starts a NEW Harbor job, beside the old one, with just these tasks (their exact task refs) and the old
 job's settings; --api-base points it at a new model endpoint. Audit both job dirs together afterwards:
-per task the newest genuine trial counts (an infra error or cancellation never displaces a result).`;
+per task the newest genuine trial counts (an infra error or cancellation never displaces a result).
+--stack: the old job is on that stack's runner (see resume --help); the new job starts there under the
+unit reprobench-rerun-<new job>.service.`;
 
 function readJsonFile(file: string): HarborConfig | null {
   if (!fs.existsSync(file)) return null;
@@ -99,6 +111,9 @@ export const resume: Command = {
         "n-concurrent": { type: "string" },
         "dry-run": { type: "boolean" },
         harbor: { type: "string" },
+        stack: { type: "string" },
+        job: { type: "string" },
+        wait: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -106,58 +121,97 @@ export const resume: Command = {
       console.log(RESUME_HELP);
       return 0;
     }
-    if (positionals.length !== 1) {
-      console.error(`reprobench resume: give exactly one job dir\n\n${RESUME_HELP}`);
+    const remoteOnly = (["job", "wait"] as const).filter((k) => values[k] !== undefined && values.stack === undefined);
+    if (remoteOnly.length) {
+      console.error(`reprobench resume: --${remoteOnly[0]} needs --stack\n\n${RESUME_HELP}`);
       return 2;
     }
-    const jobDir = path.resolve(positionals[0]);
-    const job = readJob(jobDir);
-    const config = readJsonFile(path.join(jobDir, "config.json"));
-    if (!config) throw new Error(`${jobDir}/config.json is missing: Harbor cannot resume a job without it (it would start over)`);
-    const lock = readJsonFile(path.join(jobDir, "lock.json"));
-    let nConcurrent: number | undefined;
-    if (values["n-concurrent"] !== undefined) {
-      nConcurrent = Number(values["n-concurrent"]);
-      if (!Number.isInteger(nConcurrent) || nConcurrent < 1) throw new Error(`--n-concurrent '${values["n-concurrent"]}' must be a positive integer`);
+    if (values.stack !== undefined ? positionals.length !== 0 : positionals.length !== 1) {
+      console.error(`reprobench resume: give exactly one job dir, or --stack (without a dir)\n\n${RESUME_HELP}`);
+      return 2;
     }
-    const plan = planResume(
-      {
-        jobDir,
-        config,
-        lock,
-        trials: job.trials.map((t) => ({ dir: t.path.split("/").slice(1).join("/"), task: t.task, exceptionType: t.exceptionType, config: t.config })),
-        incompleteTrialDirs: job.incompleteTrialDirs,
-      },
-      { errorTypes: values["error-type"], nConcurrent, harborBin: values.harbor },
-    );
-
-    const byType = new Map<string, number>();
-    for (const t of plan.trialsToRerun) byType.set(t.exceptionType, (byType.get(t.exceptionType) ?? 0) + 1);
-    console.log(`job: ${jobDir} (${job.trials.length} trials with result.json, ${job.incompleteTrialDirs.length} without)`);
-    console.log(`filter: ${plan.errorTypes.join(", ")}`);
-    console.log(`trials Harbor will delete and re-run: ${plan.trialsToRerun.length}${byType.size ? ` (${[...byType].map(([t, n]) => `${t} ${n}`).join(", ")})` : ""}`);
-    for (const t of plan.trialsToRerun.slice(0, 20)) console.log(`  ${t.dir}  ${t.exceptionType}`);
-    if (plan.trialsToRerun.length > 20) console.log(`  … ${plan.trialsToRerun.length - 20} more`);
-    if (plan.keptNonTransient.length) console.log(`kept (would fail the same way again): ${plan.keptNonTransient.length}`);
-    for (const e of plan.edits) console.log(`edit ${e.file}: ${e.key} ${JSON.stringify(e.from)} → ${JSON.stringify(e.to)} (${e.why})`);
-    for (const w of plan.warnings) console.error(`warning: ${w}`);
-    if (plan.refusal) {
-      console.error(`\nrefusing to resume ${jobDir}:\n${plan.refusal}`);
-      return 1;
+    if (values.stack !== undefined && values.harbor !== undefined) {
+      console.error("reprobench resume: --harbor is for a local job dir; with --stack Harbor is the runner's (harbor.venv)");
+      return 2;
     }
-    console.log(`command (cwd ${plan.cwd}): HARBOR_TELEMETRY=0 ${commandLine(plan.argv)}`);
-    if (values["dry-run"]) return 0;
-
-    const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
-    for (const file of new Set(plan.edits.map((e) => e.file))) {
-      const abs = path.join(jobDir, file);
-      console.log(`backup ${backup(abs, stamp)}`);
-      fs.writeFileSync(abs, `${JSON.stringify(file === "config.json" ? plan.config : plan.lock, null, 4)}\n`);
+    const remote = values.stack !== undefined ? await fetchRemoteJob(root, values.stack, values.job) : undefined;
+    try {
+      return await resumeJob(remote, positionals[0], values);
+    } finally {
+      remote?.dispose();
     }
-    warnMissingKey(plan.config);
-    return runHarbor(plan.argv, plan.cwd, plan.env);
   },
 };
+
+async function resumeJob(
+  remote: RemoteJob | undefined,
+  dir: string | undefined,
+  values: { "error-type"?: string[]; "n-concurrent"?: string; "dry-run"?: boolean; harbor?: string; wait?: boolean },
+): Promise<number> {
+  const jobDir = remote ? remote.remoteDir : path.resolve(dir!);
+  const job = remote ? remote.job : readJob(jobDir);
+  const config = readJsonFile(path.join(job.dir, "config.json"));
+  if (!config) throw new Error(`${jobDir}/config.json is missing: Harbor cannot resume a job without it (it would start over)`);
+  const lock = readJsonFile(path.join(job.dir, "lock.json"));
+  let nConcurrent: number | undefined;
+  if (values["n-concurrent"] !== undefined) {
+    nConcurrent = Number(values["n-concurrent"]);
+    if (!Number.isInteger(nConcurrent) || nConcurrent < 1) throw new Error(`--n-concurrent '${values["n-concurrent"]}' must be a positive integer`);
+  }
+  const plan = planResume(
+    {
+      jobDir,
+      config,
+      lock,
+      trials: job.trials.map((t) => ({ dir: t.path.split("/").slice(1).join("/"), task: t.task, exceptionType: t.exceptionType, config: t.config })),
+      incompleteTrialDirs: job.incompleteTrialDirs,
+    },
+    { errorTypes: values["error-type"], nConcurrent, harborBin: values.harbor },
+  );
+
+  const byType = new Map<string, number>();
+  for (const t of plan.trialsToRerun) byType.set(t.exceptionType, (byType.get(t.exceptionType) ?? 0) + 1);
+  console.log(`job: ${jobDir} (${job.trials.length} trials with result.json, ${job.incompleteTrialDirs.length} without)`);
+  console.log(`filter: ${plan.errorTypes.join(", ")}`);
+  console.log(`trials Harbor will delete and re-run: ${plan.trialsToRerun.length}${byType.size ? ` (${[...byType].map(([t, n]) => `${t} ${n}`).join(", ")})` : ""}`);
+  for (const t of plan.trialsToRerun.slice(0, 20)) console.log(`  ${t.dir}  ${t.exceptionType}`);
+  if (plan.trialsToRerun.length > 20) console.log(`  … ${plan.trialsToRerun.length - 20} more`);
+  if (plan.keptNonTransient.length) console.log(`kept (would fail the same way again): ${plan.keptNonTransient.length}`);
+  for (const e of plan.edits) console.log(`edit ${e.file}: ${e.key} ${JSON.stringify(e.from)} → ${JSON.stringify(e.to)} (${e.why})`);
+  for (const w of plan.warnings) console.error(`warning: ${w}`);
+  if (plan.refusal) {
+    console.error(`\nrefusing to resume ${jobDir}:\n${plan.refusal}`);
+    return 1;
+  }
+  console.log(`command (cwd ${plan.cwd}): HARBOR_TELEMETRY=0 ${commandLine(plan.argv)}`);
+  if (values["dry-run"]) return 0;
+
+  const edited = [...new Set(plan.edits.map((e) => e.file))].map((file) => ({ file, content: `${JSON.stringify(file === "config.json" ? plan.config : plan.lock, null, 4)}\n` }));
+  if (remote) {
+    const files = edited.map((e) => ({ path: path.posix.join(jobDir, e.file), content: e.content }));
+    const ran = await runRemotePass(root, remote, { kind: "resume", jobName: job.name, argv: plan.argv, cwd: plan.cwd, files, wait: values.wait === true });
+    return reportRemotePass(ran, values.wait === true, remote.access.stack);
+  }
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
+  for (const { file, content } of edited) {
+    const abs = path.join(jobDir, file);
+    console.log(`backup ${backup(abs, stamp)}`);
+    fs.writeFileSync(abs, content);
+  }
+  warnMissingKey(plan.config);
+  return runHarbor(plan.argv, plan.cwd, plan.env);
+}
+
+/** What a pass on the runner did, and how to follow it. */
+function reportRemotePass(ran: { unit: string; log: string; exitStatus: string | null }, waited: boolean, stack: string): number {
+  if (!waited) {
+    console.log(`started ${ran.unit} on the runner; log ${ran.log} (reprobench status --stack ${stack} follows the job)`);
+    return 0;
+  }
+  const status = ran.exitStatus === null || ran.exitStatus === "" ? 0 : Number(ran.exitStatus);
+  console.log(`${ran.unit} exited with status ${Number.isFinite(status) ? status : ran.exitStatus}; log ${ran.log}`);
+  return Number.isFinite(status) ? status : 1;
+}
 
 export const rerun: Command = {
   summary: "start a new Harbor job with just the given tasks, for audit to merge",
@@ -170,6 +224,9 @@ export const rerun: Command = {
         "api-base": { type: "string" },
         "dry-run": { type: "boolean" },
         harbor: { type: "string" },
+        stack: { type: "string" },
+        job: { type: "string" },
+        wait: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -177,27 +234,58 @@ export const rerun: Command = {
       console.log(RERUN_HELP);
       return 0;
     }
-    if (positionals.length < 2) {
-      console.error(`reprobench rerun: give a job dir and at least one task\n\n${RERUN_HELP}`);
+    const remoteOnly = (["job", "wait"] as const).filter((k) => values[k] !== undefined && values.stack === undefined);
+    if (remoteOnly.length) {
+      console.error(`reprobench rerun: --${remoteOnly[0]} needs --stack\n\n${RERUN_HELP}`);
       return 2;
     }
-    const [dir, ...tasks] = positionals;
-    const jobDir = path.resolve(dir);
-    const job = readJob(jobDir);
-    if (!job.config) throw new Error(`${jobDir}/config.json is missing or not JSON; the rerun copies its settings`);
-    const plan = planRerun(jobDir, job.config, job.trials, tasks, { jobName: values["job-name"], apiBase: values["api-base"], harborBin: values.harbor });
-    console.log(`new job: ${path.join(plan.jobsDir, plan.jobName)} (${tasks.length} task(s))`);
-    console.log(`config: ${plan.configFile}`);
-    console.log(`command: HARBOR_TELEMETRY=0 ${commandLine(plan.argv)}`);
-    if (values["dry-run"]) {
-      console.log(JSON.stringify(plan.config, null, 2));
-      return 0;
+    if (values.stack !== undefined && values.harbor !== undefined) {
+      console.error("reprobench rerun: --harbor is for a local job dir; with --stack Harbor is the runner's (harbor.venv)");
+      return 2;
     }
-    if (fs.existsSync(path.join(plan.jobsDir, plan.jobName))) throw new Error(`${path.join(plan.jobsDir, plan.jobName)} already exists; pick another --job-name`);
-    fs.writeFileSync(plan.configFile, `${JSON.stringify(plan.config, null, 2)}\n`);
-    warnMissingKey(plan.config);
-    const code = await runHarbor(plan.argv, plan.jobsDir, plan.env);
-    console.log(`when it finishes: reprobench audit ${shellQuote(jobDir)} ${shellQuote(path.join(plan.jobsDir, plan.jobName))}`);
-    return code;
+    const minimum = values.stack !== undefined ? 1 : 2;
+    if (positionals.length < minimum) {
+      console.error(`reprobench rerun: give ${values.stack !== undefined ? "" : "a job dir and "}at least one task\n\n${RERUN_HELP}`);
+      return 2;
+    }
+    const remote = values.stack !== undefined ? await fetchRemoteJob(root, values.stack, values.job) : undefined;
+    try {
+      const [dir, ...tasks] = remote ? [remote.remoteDir, ...positionals] : positionals;
+      return await rerunJob(remote, dir, tasks, values);
+    } finally {
+      remote?.dispose();
+    }
   },
 };
+
+async function rerunJob(
+  remote: RemoteJob | undefined,
+  dir: string,
+  tasks: string[],
+  values: { "job-name"?: string; "api-base"?: string; "dry-run"?: boolean; harbor?: string; wait?: boolean },
+): Promise<number> {
+  const jobDir = remote ? dir : path.resolve(dir);
+  const job = remote ? remote.job : readJob(jobDir);
+  if (!job.config) throw new Error(`${jobDir}/config.json is missing or not JSON; the rerun copies its settings`);
+  const plan = planRerun(jobDir, job.config, job.trials, tasks, { jobName: values["job-name"], apiBase: values["api-base"], harborBin: values.harbor });
+  console.log(`new job: ${path.join(plan.jobsDir, plan.jobName)} (${tasks.length} task(s))`);
+  console.log(`config: ${plan.configFile}`);
+  console.log(`command: HARBOR_TELEMETRY=0 ${commandLine(plan.argv)}`);
+  if (values["dry-run"]) {
+    console.log(JSON.stringify(plan.config, null, 2));
+    return 0;
+  }
+  if (remote) {
+    const files = [{ path: plan.configFile, content: `${JSON.stringify(plan.config, null, 2)}\n` }];
+    const ran = await runRemotePass(root, remote, { kind: "rerun", jobName: plan.jobName, argv: plan.argv, cwd: plan.jobsDir, files, wait: values.wait === true });
+    const code = reportRemotePass(ran, values.wait === true, remote.access.stack);
+    console.log(`when it finishes: reprobench pull --stack ${remote.access.stack} --job ${plan.jobName}, then audit both job dirs`);
+    return code;
+  }
+  if (fs.existsSync(path.join(plan.jobsDir, plan.jobName))) throw new Error(`${path.join(plan.jobsDir, plan.jobName)} already exists; pick another --job-name`);
+  fs.writeFileSync(plan.configFile, `${JSON.stringify(plan.config, null, 2)}\n`);
+  warnMissingKey(plan.config);
+  const code = await runHarbor(plan.argv, plan.jobsDir, plan.env);
+  console.log(`when it finishes: reprobench audit ${shellQuote(jobDir)} ${shellQuote(path.join(plan.jobsDir, plan.jobName))}`);
+  return code;
+}

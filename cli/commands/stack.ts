@@ -3,13 +3,15 @@
 // (bin/reprobench sources scripts/env.sh for these three commands only). Pulumi's output streams to the
 // terminal; a failed operation exits non-zero. On the `local` stack `up` first starts the simulated
 // cluster; `down` leaves the cluster running (`sim down` ends it).
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { stackConfigFromYaml } from "../../infra/config-stackfile";
 import type { OperationArgs } from "../pulumi-stack";
 import type { Command } from "./index";
 
 const root = resolve(__dirname, "..", "..");
+/** Written when `sim up` made the default cluster's hosts anew; the next `up` of local refreshes first. */
+const refreshMark = join(root, ".sim", "local-needs-refresh");
 
 type Op = "up" | "preview" | "down";
 
@@ -130,9 +132,12 @@ function op(name: Op, summary: string): Command {
         const { simUp } = await import("../../sim/cluster");
         const sim = await simUp({ root });
         // New hosts hold nothing a state from earlier hosts describes: read them before planning, or `up`
-        // trusts the old state (a finished job, installed Harbor) and changes nothing.
-        if (sim.createdHosts.length > 0 && !parsed.refresh) {
-          console.error(`reprobench up: the simulated hosts ${sim.createdHosts.join(", ")} were created anew; refreshing the local stack's state from them first`);
+        // trusts the old state (a finished job, installed Harbor) and changes nothing. The mark stays until
+        // an `up` succeeds, so that an interrupted or failed one still refreshes next time.
+        if (sim.createdHosts.length > 0) writeFileSync(refreshMark, `${sim.createdHosts.join(" ")}\n`);
+        if (existsSync(refreshMark) && !parsed.refresh) {
+          const hosts = readFileSync(refreshMark, "utf8").trim().split(/\s+/).join(", ");
+          console.error(`reprobench up: the simulated hosts ${hosts} were created anew; refreshing the local stack's state from them first`);
           parsed.refresh = true;
         }
       }
@@ -151,6 +156,7 @@ function op(name: Op, summary: string): Command {
       process.on("SIGINT", onSigint);
       try {
         const outputs = await runOperation(open, name, parsed, io);
+        if (name === "up" && parsed.stack === "local") rmSync(refreshMark, { force: true });
         const where = outputs && runLocation(parsed.stack, outputs);
         if (where) console.log(where);
         return 0;
