@@ -30,9 +30,10 @@ function remoteScript(root: string, name: string): string {
 }
 
 /** Reads a stack's job from its runner (JSON files only) into a temporary copy. */
-export async function fetchRemoteJob(root: string, stack: string, jobName: string | undefined): Promise<RemoteJob> {
+export async function fetchRemoteJob(where: { root: string; env?: Record<string, string> }, stack: string, jobName: string | undefined): Promise<RemoteJob> {
   const { stackAccess } = await import("./stack-access");
-  const access = await stackAccess(stack, { root });
+  const root = where.root;
+  const access = await stackAccess(stack, { root, env: where.env });
   const name = jobName ?? access.job?.name;
   if (!name) throw new Error(`stack '${stack}' has no job in its outputs (not run yet, or destroyed): name one with --job (\`reprobench status --stack ${stack}\` shows the last one)`);
   if (!JOB_NAME.test(name)) throw new Error(`--job: got '${name}'; expected a job name (letters, digits, '.', '_', '-')`);

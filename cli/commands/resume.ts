@@ -12,7 +12,14 @@ import { planRerun, planResume } from "../../results/resume";
 import { defaultMopUpErrorTypes, nonTransientUnscoredTypes } from "../../results/taxonomy";
 import { fetchRemoteJob, type RemoteJob, runRemotePass } from "../remote-pass";
 
-const root = path.resolve(__dirname, "..", "..");
+/** Where `--stack` finds the stack files and their state (the checkout; tests and benches pass a copy). */
+export interface PassContext {
+  root: string;
+  /** Environment for pulumi (backend, passphrase). */
+  env?: Record<string, string>;
+}
+
+const checkout: PassContext = { root: path.resolve(__dirname, "..", "..") };
 
 /** "a, b, c" wrapped to lines of at most `width` characters, each indented. */
 function wrapList(items: readonly string[], indent: string, width = 100): string {
@@ -102,48 +109,52 @@ function backup(file: string, stamp: string): string {
 
 export const resume: Command = {
   summary: "mop-up pass over transient infra errors and cancelled trials via harbor job resume (checks first)",
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        "error-type": { type: "string", multiple: true },
-        "n-concurrent": { type: "string" },
-        "dry-run": { type: "boolean" },
-        harbor: { type: "string" },
-        stack: { type: "string" },
-        job: { type: "string" },
-        wait: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-    if (values.help) {
-      console.log(RESUME_HELP);
-      return 0;
-    }
-    const remoteOnly = (["job", "wait"] as const).filter((k) => values[k] !== undefined && values.stack === undefined);
-    if (remoteOnly.length) {
-      console.error(`reprobench resume: --${remoteOnly[0]} needs --stack\n\n${RESUME_HELP}`);
-      return 2;
-    }
-    if (values.stack !== undefined ? positionals.length !== 0 : positionals.length !== 1) {
-      console.error(`reprobench resume: give exactly one job dir, or --stack (without a dir)\n\n${RESUME_HELP}`);
-      return 2;
-    }
-    if (values.stack !== undefined && values.harbor !== undefined) {
-      console.error("reprobench resume: --harbor is for a local job dir; with --stack Harbor is the runner's (harbor.venv)");
-      return 2;
-    }
-    const remote = values.stack !== undefined ? await fetchRemoteJob(root, values.stack, values.job) : undefined;
-    try {
-      return await resumeJob(remote, positionals[0], values);
-    } finally {
-      remote?.dispose();
-    }
-  },
+  run: (args) => runResume(args, checkout),
 };
 
+/** `reprobench resume` with the stack files and state of `ctx`. */
+export async function runResume(args: string[], ctx: PassContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      "error-type": { type: "string", multiple: true },
+      "n-concurrent": { type: "string" },
+      "dry-run": { type: "boolean" },
+      harbor: { type: "string" },
+      stack: { type: "string" },
+      job: { type: "string" },
+      wait: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(RESUME_HELP);
+    return 0;
+  }
+  const remoteOnly = (["job", "wait"] as const).filter((k) => values[k] !== undefined && values.stack === undefined);
+  if (remoteOnly.length) {
+    console.error(`reprobench resume: --${remoteOnly[0]} needs --stack\n\n${RESUME_HELP}`);
+    return 2;
+  }
+  if (values.stack !== undefined ? positionals.length !== 0 : positionals.length !== 1) {
+    console.error(`reprobench resume: give exactly one job dir, or --stack (without a dir)\n\n${RESUME_HELP}`);
+    return 2;
+  }
+  if (values.stack !== undefined && values.harbor !== undefined) {
+    console.error("reprobench resume: --harbor is for a local job dir; with --stack Harbor is the runner's (harbor.venv)");
+    return 2;
+  }
+  const remote = values.stack !== undefined ? await fetchRemoteJob(ctx, values.stack, values.job) : undefined;
+  try {
+    return await resumeJob(ctx, remote, positionals[0], values);
+  } finally {
+    remote?.dispose();
+  }
+}
+
 async function resumeJob(
+  ctx: PassContext,
   remote: RemoteJob | undefined,
   dir: string | undefined,
   values: { "error-type"?: string[]; "n-concurrent"?: string; "dry-run"?: boolean; harbor?: string; wait?: boolean },
@@ -189,7 +200,7 @@ async function resumeJob(
   const edited = [...new Set(plan.edits.map((e) => e.file))].map((file) => ({ file, content: `${JSON.stringify(file === "config.json" ? plan.config : plan.lock, null, 4)}\n` }));
   if (remote) {
     const files = edited.map((e) => ({ path: path.posix.join(jobDir, e.file), content: e.content }));
-    const ran = await runRemotePass(root, remote, { kind: "resume", jobName: job.name, argv: plan.argv, cwd: plan.cwd, files, wait: values.wait === true });
+    const ran = await runRemotePass(ctx.root, remote, { kind: "resume", jobName: job.name, argv: plan.argv, cwd: plan.cwd, files, wait: values.wait === true });
     return reportRemotePass(ran, values.wait === true, remote.access.stack);
   }
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
@@ -215,50 +226,54 @@ function reportRemotePass(ran: { unit: string; log: string; exitStatus: string |
 
 export const rerun: Command = {
   summary: "start a new Harbor job with just the given tasks, for audit to merge",
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        "job-name": { type: "string" },
-        "api-base": { type: "string" },
-        "dry-run": { type: "boolean" },
-        harbor: { type: "string" },
-        stack: { type: "string" },
-        job: { type: "string" },
-        wait: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-    if (values.help) {
-      console.log(RERUN_HELP);
-      return 0;
-    }
-    const remoteOnly = (["job", "wait"] as const).filter((k) => values[k] !== undefined && values.stack === undefined);
-    if (remoteOnly.length) {
-      console.error(`reprobench rerun: --${remoteOnly[0]} needs --stack\n\n${RERUN_HELP}`);
-      return 2;
-    }
-    if (values.stack !== undefined && values.harbor !== undefined) {
-      console.error("reprobench rerun: --harbor is for a local job dir; with --stack Harbor is the runner's (harbor.venv)");
-      return 2;
-    }
-    const minimum = values.stack !== undefined ? 1 : 2;
-    if (positionals.length < minimum) {
-      console.error(`reprobench rerun: give ${values.stack !== undefined ? "" : "a job dir and "}at least one task\n\n${RERUN_HELP}`);
-      return 2;
-    }
-    const remote = values.stack !== undefined ? await fetchRemoteJob(root, values.stack, values.job) : undefined;
-    try {
-      const [dir, ...tasks] = remote ? [remote.remoteDir, ...positionals] : positionals;
-      return await rerunJob(remote, dir, tasks, values);
-    } finally {
-      remote?.dispose();
-    }
-  },
+  run: (args) => runRerun(args, checkout),
 };
 
+/** `reprobench rerun` with the stack files and state of `ctx`. */
+export async function runRerun(args: string[], ctx: PassContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      "job-name": { type: "string" },
+      "api-base": { type: "string" },
+      "dry-run": { type: "boolean" },
+      harbor: { type: "string" },
+      stack: { type: "string" },
+      job: { type: "string" },
+      wait: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(RERUN_HELP);
+    return 0;
+  }
+  const remoteOnly = (["job", "wait"] as const).filter((k) => values[k] !== undefined && values.stack === undefined);
+  if (remoteOnly.length) {
+    console.error(`reprobench rerun: --${remoteOnly[0]} needs --stack\n\n${RERUN_HELP}`);
+    return 2;
+  }
+  if (values.stack !== undefined && values.harbor !== undefined) {
+    console.error("reprobench rerun: --harbor is for a local job dir; with --stack Harbor is the runner's (harbor.venv)");
+    return 2;
+  }
+  const minimum = values.stack !== undefined ? 1 : 2;
+  if (positionals.length < minimum) {
+    console.error(`reprobench rerun: give ${values.stack !== undefined ? "" : "a job dir and "}at least one task\n\n${RERUN_HELP}`);
+    return 2;
+  }
+  const remote = values.stack !== undefined ? await fetchRemoteJob(ctx, values.stack, values.job) : undefined;
+  try {
+    const [dir, ...tasks] = remote ? [remote.remoteDir, ...positionals] : positionals;
+    return await rerunJob(ctx, remote, dir, tasks, values);
+  } finally {
+    remote?.dispose();
+  }
+}
+
 async function rerunJob(
+  ctx: PassContext,
   remote: RemoteJob | undefined,
   dir: string,
   tasks: string[],
@@ -277,7 +292,7 @@ async function rerunJob(
   }
   if (remote) {
     const files = [{ path: plan.configFile, content: `${JSON.stringify(plan.config, null, 2)}\n` }];
-    const ran = await runRemotePass(root, remote, { kind: "rerun", jobName: plan.jobName, argv: plan.argv, cwd: plan.jobsDir, files, wait: values.wait === true });
+    const ran = await runRemotePass(ctx.root, remote, { kind: "rerun", jobName: plan.jobName, argv: plan.argv, cwd: plan.jobsDir, files, wait: values.wait === true });
     const code = reportRemotePass(ran, values.wait === true, remote.access.stack);
     console.log(`when it finishes: reprobench pull --stack ${remote.access.stack} --job ${plan.jobName}, then audit both job dirs`);
     return code;
