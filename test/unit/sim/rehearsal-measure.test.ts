@@ -1,0 +1,88 @@
+// The rehearsal's measurements on hand-made trials whose answers are known.
+import { describe, expect, it } from "vitest";
+import type { TrialInput } from "../../../results/audit";
+import { auditMismatches, countRows, etaErrors, expectedCounts, overheadOutsideAgentAndVerifier, throughput } from "../../../sim/rehearsal/measure";
+import type { AuditReport } from "../../../results/schema";
+
+const t0 = Date.parse("2026-12-01T10:00:00Z");
+const at = (sec: number) => new Date(t0 + sec * 1000).toISOString();
+function trial(task: string, start: number, end: number, agent: number | null, verifier: number | null): TrialInput {
+  return {
+    job: "j",
+    trial: `${task}__1`,
+    path: `j/${task}__1`,
+    task,
+    startedAt: at(start),
+    finishedAt: at(end),
+    reward: 1,
+    exceptionType: null,
+    exceptionMessage: null,
+    tokens: { input: 0, cache: 0, output: 0, costUsd: null },
+    phases: { environmentSetup: null, agentSetup: null, agentExecution: agent, verifier },
+    durationSec: end - start,
+    config: null,
+  };
+}
+
+describe("throughput", () => {
+  it("makespan from first start to last end; lower bound max(longest, Σ/concurrency)", () => {
+    const trials = [trial("a", 0, 100, 80, 10), trial("b", 0, 40, 30, 5), trial("c", 40, 100, 50, 5)];
+    const r = throughput(trials, 2);
+    expect(r.makespanSec).toBe(100);
+    expect(r.lowerBoundSec).toBe(100); // longest 100 > 200/2
+    expect(throughput(trials, 1).lowerBoundSec).toBe(200);
+    expect(r.trialsPerMinute).toBeCloseTo(1.8);
+  });
+  it("no trials: zeros, not NaN", () => {
+    expect(throughput([], 25)).toEqual({ trials: 0, makespanSec: 0, lowerBoundSec: 0, longestTrialSec: 0, trialsPerMinute: 0 });
+  });
+});
+
+describe("overhead", () => {
+  it("duration minus agent and verifier time", () => {
+    const r = overheadOutsideAgentAndVerifier([trial("a", 0, 100, 80, 10), trial("b", 0, 40, 30, 5), trial("c", 0, 20, null, null)]);
+    expect(r).toEqual({ trials: 2, meanSec: 7.5, p50Sec: 5, maxSec: 10 });
+  });
+});
+
+describe("eta errors", () => {
+  it("positive when the job ended later than status said, relative to the time that was left", () => {
+    const [a, b] = etaErrors([{ fraction: 0.25, takenAt: at(100), finishAt: at(300) }, { fraction: 0.5, takenAt: at(200), finishAt: null }], at(400));
+    expect(a).toEqual({ fraction: 0.25, errorSec: 100, errorOfRemaining: 100 / 300 });
+    expect(b.errorSec).toBeNull();
+  });
+});
+
+describe("audit against the ground truth", () => {
+  const report = {
+    tasks: [
+      { task: "a", trials: [{ reward: 1, exceptionType: null, path: "j/a__1" }] },
+      { task: "b", trials: [{ reward: 0, exceptionType: "AgentTimeoutError", path: "j/b__1" }] },
+      { task: "x", trials: [{ reward: 1, exceptionType: null, path: "j/x__1" }] },
+    ],
+    scores: { raw: { passed: 2, failed: 1, errored: 0 }, corrected: { passed: 2, failed: 1, errored: 0 } },
+  } as unknown as AuditReport;
+  it("names each task whose counted trial differs, and tasks on one side only", () => {
+    const m = auditMismatches(report, [
+      { task: "a", reward: 1, exception: null, corrected: "passed" },
+      { task: "b", reward: 1, exception: "AgentTimeoutError", corrected: "passed" },
+      { task: "c", reward: null, exception: "RuntimeError", corrected: "failed" },
+    ]);
+    expect(m).toEqual([
+      { task: "b", expected: "reward 1, AgentTimeoutError", got: "reward 0, AgentTimeoutError (j/b__1)" },
+      { task: "c", expected: "reward none, RuntimeError", got: "no counted trial" },
+      { task: "x", expected: "not in the dataset", got: "1 counted trial(s)" },
+    ]);
+  });
+  it("counts raw and corrected the audit's way", () => {
+    const truth = [
+      { task: "a", reward: 1, exception: null, corrected: "passed" as const },
+      { task: "c", reward: null, exception: "VerifierTimeoutError", corrected: "passed" as const },
+    ];
+    expect(expectedCounts(truth, false)).toEqual({ passed: 1, failed: 0, errored: 1, byException: { VerifierTimeoutError: 1 } });
+    expect(expectedCounts(truth, true)).toMatchObject({ passed: 2, errored: 0 });
+    const rows = countRows(expectedCounts(truth, false), expectedCounts(truth, false));
+    expect(rows.every((r) => r.equal)).toBe(true);
+    expect(rows.map((r) => r.what)).toEqual(["passed", "failed", "errored", "VerifierTimeoutError"]);
+  });
+});
