@@ -63,6 +63,8 @@ export interface RemotePass {
   /** A name for the unit and the log: "resume" or "rerun". */
   kind: "resume" | "rerun";
   jobName: string;
+  /** The job dir this pass writes (the old job's for a resume, the new one's for a rerun). */
+  jobDir: string;
   wait: boolean;
 }
 
@@ -96,6 +98,9 @@ export async function runRemotePass(root: string, remote: Pick<RemoteJob, "acces
       FILES_B64: encodeFiles(pass.files),
       STAMP: stamp,
       WAIT: pass.wait ? "1" : "0",
+      // The stack's last job is now this pass's: `reprobench status --stack` follows it.
+      JOB_DIR: pass.jobDir,
+      CURRENT_FILE: path.posix.join(remote.access.cluster.harbor.workDir, "runs", "current.d", remote.access.stackId),
     },
     { timeoutMs: pass.wait ? 12 * 3600_000 : 120_000 },
   );

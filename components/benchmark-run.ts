@@ -154,8 +154,9 @@ export interface BenchmarkRunArgs {
   readonly apiKey: pulumi.Input<string>;
   /** reprobench:hfToken for hf-sandbox runs; reaches harbor as HF_TOKEN. Secret. */
   readonly hfToken?: pulumi.Input<string>;
-  /** HarborRunner outputs. */
+  /** HarborRunner.install. */
   readonly install: pulumi.Input<HarborInstallReport>;
+  /** TaskDataset.dataset: identity, task count, tasks dir. */
   readonly dataset: pulumi.Input<Record<string, unknown>>;
   /** TaskImages report. */
   readonly images: pulumi.Input<TaskImagesReport>;

@@ -12,6 +12,7 @@ import { daemonRegistryMirrors } from "../components/registry-access";
 import { restartGuardHook } from "../components/restart-guard";
 import { SglangRouter } from "../components/sglang-router";
 import { SglangWorker } from "../components/sglang-worker";
+import { TaskDataset } from "../components/task-dataset";
 import { TaskImages, type TaskImagesReport } from "../components/task-images";
 import { ToolBundle } from "../components/tool-bundle";
 import {
@@ -147,22 +148,31 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
     ...(router && routerHost ? { [`router/${routerHost.name}`]: router.imageDigest } : {}),
   });
 
-  // The run (components/harbor-runner.ts, task-images.ts, benchmark-run.ts), when run.enabled: Harbor and
-  // the dataset on the runner, the task images pre-pulled, then the job. Nothing above reads run.*, so
-  // changing run-level settings (multipliers, concurrency, filter, sampling, prefix) touches only the job.
+  // The run (components/harbor-runner.ts, task-dataset.ts, task-images.ts, benchmark-run.ts), when
+  // run.enabled: Harbor and the dataset on the runner, the task images pre-pulled, then the job. Nothing
+  // above reads run.*, so changing run-level settings (multipliers, concurrency, filter, sampling, prefix)
+  // touches only the job.
   const harborRunner = config.run.enabled || config.harbor.enabled
     ? new HarborRunner(
         "harbor",
-        { connection: runnerConnection, settings: config.harbor, projectDir: pulumi.runtime.getRootDirectory() || process.cwd(), proxyEnv: hostProxyEnv(loaded, runner.name), restartGuard },
+        { connection: runnerConnection, settings: config.harbor, proxyEnv: hostProxyEnv(loaded, runner.name), restartGuard },
         { dependsOn: [daemons[runner.name]] },
       )
     : undefined;
+  // The dataset after the install (which makes the uploads dir an upload writes into). Its steps were the
+  // HarborRunner's children before TaskDataset existed: aliased there, so no stack replaces its dataset.
+  const taskDataset = harborRunner
+    ? new TaskDataset("harbor", {
+        connection: runnerConnection, settings: config.harbor, projectDir: pulumi.runtime.getRootDirectory() || process.cwd(), proxyEnv: hostProxyEnv(loaded, runner.name),
+        after: [harborRunner], formerParent: harborRunner,
+      })
+    : undefined;
   // hf-sandbox runs pull task images on HF Jobs, not on the runner.
-  const taskImages = harborRunner && config.run.environment === "docker"
+  const taskImages = taskDataset && config.run.environment === "docker"
     ? new TaskImages(
         "task-images",
         {
-          connection: runnerConnection, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: harborRunner.images, proxyEnv: hostProxyEnv(loaded, runner.name), registryEnv,
+          connection: runnerConnection, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: taskDataset.images, proxyEnv: hostProxyEnv(loaded, runner.name), registryEnv,
           mirrors: registryMirrors(config), pullQuota: pullQuotaSettings(config),
         },
         { dependsOn: [daemons[runner.name]] },
@@ -182,7 +192,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
     : undefined;
   const noImages: TaskImagesReport = { ready: 0, total: 0, images: {} };
   const benchmark =
-    harborRunner && config.run.enabled
+    harborRunner && taskDataset && config.run.enabled
       ? new BenchmarkRun(
           "benchmark",
           {
@@ -192,7 +202,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
             apiKey: apiKey.result,
             hfToken: config.run.environment === "hf-sandbox" ? loaded.secrets.hfToken : undefined,
             install: harborRunner.install,
-            dataset: harborRunner.dataset,
+            dataset: taskDataset.dataset,
             images: taskImages ? taskImages.report : noImages,
             workerServerInfo: Object.fromEntries(workerHosts.map((h, i) => [h.name, workers[i].serverInfo])),
             serverImages,
@@ -201,7 +211,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
           },
           {
             dependsOn: [
-              ...modelFront, harborRunner, ...(taskImages ? [taskImages] : []), ...(toolBundle ? [toolBundle] : []),
+              ...modelFront, harborRunner, taskDataset, ...(taskImages ? [taskImages] : []), ...(toolBundle ? [toolBundle] : []),
               ...(bridge ? [bridge] : []), ...(modelBridge ? [modelBridge] : []),
             ],
           },
@@ -215,7 +225,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
     {
       dependsOn: [
         ...Object.values(daemons), ...workers, ...(router ? [router] : []), ...(bridge ? [bridge] : []), ...(toolBundle ? [toolBundle] : []),
-        ...(harborRunner ? [harborRunner] : []), ...(taskImages ? [taskImages] : []), ...(modelBridge ? [modelBridge] : []),
+        ...(harborRunner ? [harborRunner] : []), ...(taskDataset ? [taskDataset] : []), ...(taskImages ? [taskImages] : []), ...(modelBridge ? [modelBridge] : []),
       ],
     },
   );
@@ -234,7 +244,7 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
     serverImages,
     harborJobConfig: config.run.enabled ? renderJobConfig(config, apiBase(config)) : undefined,
     harborInstall: harborRunner?.install,
-    dataset: harborRunner?.dataset,
+    dataset: taskDataset?.dataset,
     taskImagesReady: taskImages?.report.apply((r) => `${r.ready}/${r.total} images ready`),
     modelBridgeListen: modelBridge?.listen,
     jobName: benchmark?.jobName,
@@ -249,6 +259,9 @@ export function ownCluster(loaded: LoadedConfig): Record<string, unknown> {
     clusterConfig: publicConfig(config),
     hostConnections: pulumi.secret(config.hosts.map((h) => sshConnection(loaded, h.name))),
     taskImagesReport: taskImages?.report,
+    // The runner's proxy variables and registry accounts, as this stack's dataset and pre-pull get them: for a
+    // run stack that brings its own dataset (reprobench:dataset) and pre-pulls its images.
+    runnerPullEnv: harborRunner ? pulumi.secret(pulumi.all({ proxy: hostProxyEnv(loaded, runner.name) ?? {}, registry: registryEnv ?? {} })) : undefined,
     workerServerInfoByHost: pulumi.all(Object.fromEntries(workerHosts.map((h, i) => [h.name, workers[i].serverInfo]))),
   });
 }

@@ -1,5 +1,6 @@
 // parseConfig: schema check, then the cross-field rules, reported as one problem per fault with the full
 // Pulumi key ("reprobench:hosts[1].ssh.port"), the bad value (never a secret's) and what is expected.
+import { posix } from "node:path";
 import { z } from "zod";
 import {
   configSchema,
@@ -156,8 +157,8 @@ function editDistance(a: string, b: string): number {
   return row[b.length];
 }
 
-function unknownKeyProblems(issue: z.ZodIssue & { keys: string[] }): ConfigProblem[] {
-  const allowed = Object.keys(objectShapeAt(configSchema, issue.path) ?? {});
+function unknownKeyProblems(issue: z.ZodIssue & { keys: string[] }, schema: z.ZodTypeAny): ConfigProblem[] {
+  const allowed = Object.keys(objectShapeAt(schema, issue.path) ?? {});
   return issue.keys.map((k) => {
     const close = allowed.filter((a) => editDistance(a, k) <= Math.max(1, Math.floor(a.length / 4)));
     const hint = close.length > 0 ? ` (did you mean ${close.map((c) => `'${c}'`).join(" or ")}?)` : "";
@@ -168,8 +169,8 @@ function unknownKeyProblems(issue: z.ZodIssue & { keys: string[] }): ConfigProbl
   });
 }
 
-function issueProblems(issue: z.ZodIssue, raw: unknown): ConfigProblem[] {
-  if (issue.code === z.ZodIssueCode.unrecognized_keys) return unknownKeyProblems(issue);
+function issueProblems(issue: z.ZodIssue, raw: unknown, schema: z.ZodTypeAny = configSchema): ConfigProblem[] {
+  if (issue.code === z.ZodIssueCode.unrecognized_keys) return unknownKeyProblems(issue, schema);
   const value = valueAt(raw, issue.path);
   const got = value === undefined ? "missing" : `got ${renderValue(value, issue.path)}`;
   return [{ key: configKey(issue.path), message: `${got}; ${issue.message}` }];
@@ -198,7 +199,7 @@ export function isRunStack(raw: Record<string, unknown>): boolean {
 export type RunStackParseResult = { ok: true; config: RunStackConfig } | { ok: false; problems: ConfigProblem[] };
 
 /**
- * Validates a run stack's own config: `cluster`, `run` and `hfToken`. Anything else belongs to the owner
+ * Validates a run stack's own config: `cluster`, `run`, `hfToken` and `dataset`. Anything else belongs to the owner
  * of the cluster and is refused naming that stack, so a run stack can never be taken to change the cluster.
  */
 export function parseRunStackConfig(raw: Record<string, unknown>): RunStackParseResult {
@@ -210,21 +211,88 @@ export function parseRunStackConfig(raw: Record<string, unknown>): RunStackParse
   }));
   const own = Object.fromEntries(Object.entries(raw).filter(([k]) => !foreign.includes(k)));
   const parsed = runStackSchema.safeParse(own, { errorMap });
-  if (!parsed.success) problems.push(...dedupe(parsed.error.issues.flatMap((i) => issueProblems(i, own))));
+  if (!parsed.success) problems.push(...dedupe(parsed.error.issues.flatMap((i) => issueProblems(i, own, runStackSchema))));
+  else if (parsed.data.dataset !== undefined) {
+    const d = parsed.data.dataset;
+    problems.push(...datasetSourceProblems(d.repo, d.commit, { repo: ["dataset", "repo"], commit: ["dataset", "commit"], repoLabel: "dataset.repo" }));
+  }
   return problems.length > 0 || !parsed.success ? { ok: false, problems } : { ok: true, config: parsed.data };
+}
+
+/**
+ * Where a run stack's own dataset lives on the runner unless dataset.dir says: beside the owner's
+ * harbor.datasetDir, in datasets/<project>.<stack> (/var/lib/reprobench/datasets/reprobench.<stack> with the
+ * defaults), so no two stacks of any project share one.
+ */
+export function defaultRunDatasetDir(ownerDatasetDir: string, stackId: string): string {
+  return posix.join(posix.dirname(ownerDatasetDir), "datasets", stackId);
+}
+
+/** How `dir` stands to `other`: the same directory, inside it, holding it, or apart (null). */
+function pathRelation(dir: string, other: string): "is" | "is inside" | "holds" | null {
+  if (dir === other) return "is";
+  if (dir.startsWith(`${other}/`)) return "is inside";
+  if (other.startsWith(`${dir}/`)) return "holds";
+  return null;
+}
+
+/**
+ * Why `dir` cannot hold a run stack's own dataset on the owner's runner, or null: it must be apart from the
+ * owner's harbor.datasetDir (and the .clone/.new working copies harbor-dataset.sh makes beside it, as it makes
+ * them beside `dir`), which its dataset step would replace, and from the owner's venv, jobs dir and tool
+ * bundle; it may lie inside harbor.workDir, not be it or hold it.
+ */
+export function runDatasetDirProblem(dir: string, owner: ReprobenchConfig, ownerStack: string): string | null {
+  const copies = (d: string) => [d, `${d}.clone`, `${d}.new`];
+  const ownerDataset = owner.harbor.datasetDir;
+  for (const mine of copies(dir)) {
+    for (const theirs of copies(ownerDataset)) {
+      const relation = pathRelation(mine, theirs);
+      if (relation === null) continue;
+      const subject = mine === dir ? "it" : `its working copy ${mine}`;
+      const object = theirs === ownerDataset ? "the owner's harbor.datasetDir" : `${theirs}, the working copy of the owner's harbor.datasetDir`;
+      return `${subject} ${relation} ${object} ${JSON.stringify(ownerDataset)} (stack '${ownerStack}'), which this stack's dataset step would replace; expected a directory of this stack's own`;
+    }
+  }
+  const others: [string, string, boolean][] = [
+    ["harbor.venv", owner.harbor.venv, true],
+    ["harbor.jobsDir", owner.harbor.jobsDir, true],
+    ["toolBundle.hostDir", owner.toolBundle.hostDir, true],
+    ["harbor.workDir", owner.harbor.workDir, false],
+  ];
+  for (const [key, other, insideRefused] of others) {
+    const relation = pathRelation(dir, other);
+    if (relation === null || (relation === "is inside" && !insideRefused)) continue;
+    return `it ${relation} the owner's ${key} ${JSON.stringify(other)} (stack '${ownerStack}'); expected a directory of this stack's own${insideRefused ? "" : ", which may lie inside it"}`;
+  }
+  return null;
 }
 
 /**
  * The config a run stack's job is rendered from: the owner's (as its `clusterConfig` output recorded it,
  * secrets as placeholders) with this stack's `run` and `hfToken`, checked by the same rules as any stack.
+ * With this stack's own `dataset`, its harbor.dataset* are that dataset's (in `dir`, by default
+ * defaultRunDatasetDir of `stackId`, "<project>.<stack>"), so the job, its spec and its task count follow
+ * it; everything else of harbor.* stays the owner's.
  */
-export function combineWithCluster(ownerConfig: Record<string, unknown>, runStack: RunStackConfig, runRaw: Record<string, unknown>): ParseResult {
+export function combineWithCluster(ownerConfig: Record<string, unknown>, runStack: RunStackConfig, runRaw: Record<string, unknown>, stackId: string): ParseResult {
   const combined: Record<string, unknown> = { ...ownerConfig, run: runRaw.run ?? {} };
   // The owner's manifest form writes null for absent secrets; absent is what the schema takes.
   for (const key of ["proxyUpstream", "hfToken"]) if (combined[key] === null) delete combined[key];
   delete combined.hfToken;
   if (runStack.hfToken !== undefined) combined.hfToken = runStack.hfToken;
-  return parseConfig(combined, { requireSecrets: false });
+  const result = parseConfig(combined, { requireSecrets: false });
+  const dataset = runStack.dataset;
+  if (!result.ok || dataset === undefined) return result;
+  const owner = result.config;
+  const dir = dataset.dir ?? defaultRunDatasetDir(owner.harbor.datasetDir, stackId);
+  const bad = runDatasetDirProblem(dir, owner, runStack.cluster);
+  if (bad !== null) {
+    const got = dataset.dir !== undefined ? `got ${JSON.stringify(dir)}` : `missing, and its default ${JSON.stringify(dir)} cannot be used`;
+    return { ok: false, problems: [problem(["dataset", "dir"], `${got}: ${bad}${dataset.dir === undefined ? " (set reprobench:dataset.dir)" : ""}`)] };
+  }
+  const harbor = { ...owner.harbor, datasetRepo: dataset.repo, datasetCommit: dataset.commit, datasetDir: dir, datasetTasksSubdir: dataset.tasksSubdir, expectedTaskCount: dataset.expectedTaskCount };
+  return { ok: true, config: { ...owner, harbor } };
 }
 
 function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
@@ -546,19 +614,35 @@ function managedFlagProblems(config: ReprobenchConfig): ConfigProblem[] {
   return out;
 }
 
-function harborProblems(config: ReprobenchConfig): ConfigProblem[] {
-  const h = config.harbor;
+/** Where a dataset's source is configured: the key paths of its repo and commit, and how messages name the repo. */
+interface DatasetSourceKeys {
+  repo: PathPart[];
+  commit: PathPart[];
+  repoLabel: string;
+}
+
+/**
+ * The rules of a dataset's source, for harbor.datasetRepo/datasetCommit and a run stack's dataset.repo/commit
+ * alike: a git URL needs its commit; a project directory is relative, inside the project, and has none.
+ */
+function datasetSourceProblems(repo: string, commit: string | null, keys: DatasetSourceKeys): ConfigProblem[] {
   const out: ConfigProblem[] = [];
-  if (isGitUrl(h.datasetRepo)) {
-    if (h.datasetCommit === null) out.push(problem(["harbor", "datasetCommit"], "missing; expected the 40-character commit to pin the git dataset to"));
+  if (isGitUrl(repo)) {
+    if (commit === null) out.push(problem(keys.commit, "missing; expected the 40-character commit to pin the git dataset to"));
   } else {
-    if (h.datasetRepo.startsWith("/") || h.datasetRepo.startsWith("~") || h.datasetRepo.split("/").includes("..")) {
-      out.push(problem(["harbor", "datasetRepo"], `got ${JSON.stringify(h.datasetRepo)}; expected a git URL or a directory inside this project (relative, no '..')`));
+    if (repo.startsWith("/") || repo.startsWith("~") || repo.split("/").includes("..")) {
+      out.push(problem(keys.repo, `got ${JSON.stringify(repo)}; expected a git URL or a directory inside this project (relative, no '..')`));
     }
-    if (h.datasetCommit !== null) {
-      out.push(problem(["harbor", "datasetCommit"], `got ${JSON.stringify(h.datasetCommit)}; expected null: datasetRepo ${JSON.stringify(h.datasetRepo)} is a project directory, not a git URL`));
+    if (commit !== null) {
+      out.push(problem(keys.commit, `got ${JSON.stringify(commit)}; expected null: ${keys.repoLabel} ${JSON.stringify(repo)} is a project directory, not a git URL`));
     }
   }
+  return out;
+}
+
+function harborProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const h = config.harbor;
+  const out: ConfigProblem[] = datasetSourceProblems(h.datasetRepo, h.datasetCommit, { repo: ["harbor", "datasetRepo"], commit: ["harbor", "datasetCommit"], repoLabel: "datasetRepo" });
   if (Number(h.pythonVersion.split(".")[1]) < 12) {
     out.push(problem(["harbor", "pythonVersion"], `got ${JSON.stringify(h.pythonVersion)}; expected 3.12 or newer (Harbor requires Python ≥ 3.12)`));
   }

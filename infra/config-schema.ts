@@ -130,6 +130,10 @@ const ulimits = z.record(
   }),
 );
 const multiplier = z.number().positive({ message: "expected a number > 0" });
+/** A full git commit id (a dataset's pin). */
+const gitCommit = z.string().regex(GIT_SHA1, { message: "expected a full 40-character lower-case git commit id" });
+/** Directory of task directories inside a dataset; "" when the tasks sit at the top. */
+const tasksSubdir = z.string().regex(/^$|^[^/\0\n][^\0\n]*$/, { message: "expected a relative directory (or empty)" });
 
 // ---------------------------------------------------------------------------------------------------------
 // Hosts
@@ -478,18 +482,11 @@ export const harborSchema = z
     /** Task repository: a git URL (pinned by datasetCommit), or a directory in this project copied to the runner (the sim dataset). */
     datasetRepo: z.string().min(1).default("https://github.com/harbor-framework/terminal-bench-2-1.git"),
     /** Commit to check out (seed: 7131e437…); null for a project directory. */
-    datasetCommit: z
-      .string()
-      .regex(GIT_SHA1, { message: "expected a full 40-character lower-case git commit id" })
-      .nullable()
-      .default("7131e4375048a0e408a8fb404b5f499d726b695b"),
+    datasetCommit: gitCommit.nullable().default("7131e4375048a0e408a8fb404b5f499d726b695b"),
     /** Where the dataset lives on the runner (seed: $TB21_ROOT). */
     datasetDir: ownedDir.default("/var/lib/reprobench/terminal-bench-2-1"),
     /** Directory of task directories inside datasetDir (seed: tasks); "" when the tasks sit at the top. */
-    datasetTasksSubdir: z
-      .string()
-      .regex(/^$|^[^/\0\n][^\0\n]*$/, { message: "expected a relative directory (or empty)" })
-      .default("tasks"),
+    datasetTasksSubdir: tasksSubdir.default("tasks"),
     /** Number of task.toml files the dataset must contain (Terminal-Bench 2.1: 89). */
     expectedTaskCount: positiveInt.default(89),
     /** --jobs-dir, absolute so resume does not depend on the working directory (seed: $WORKSPACE/results). */
@@ -769,7 +766,32 @@ export type RegistryConfig = ReprobenchConfig["registries"][number];
 // A run stack: a job on a cluster another stack of this project owns.
 
 /** The keys a run stack may set; everything else belongs to the cluster's owner. */
-export const RUN_STACK_KEYS = ["cluster", "run", "hfToken"] as const;
+export const RUN_STACK_KEYS = ["cluster", "run", "hfToken", "dataset"] as const;
+
+/**
+ * A run stack's own task dataset (reprobench:dataset), in place of the owner's harbor.dataset*: checked out
+ * on the runner into a directory of this stack's own, its images pre-pulled by this stack; the owner's
+ * dataset and images are not touched. The same rules as harbor.datasetRepo / datasetCommit apply.
+ */
+export const runDatasetSchema = z
+  .object({
+    /** Task repository: a git URL pinned by `commit`, or a directory of this project uploaded as is. */
+    repo: z.string().min(1),
+    /** The commit to check out; required for a git URL, null (or absent) for a project directory. */
+    commit: gitCommit.nullable().default(null),
+    /** Directory of task directories inside the dataset; "" (the default) when the tasks sit at the top. */
+    tasksSubdir: tasksSubdir.default(""),
+    /** Number of task.toml files the dataset must contain (Terminal-Bench 2.1: 89). */
+    expectedTaskCount: positiveInt,
+    /**
+     * Where the dataset lives on the runner. Default: <parent of the owner's harbor.datasetDir>/datasets/<project>.<stack>
+     * (/var/lib/reprobench/datasets/reprobench.<stack> with the defaults). Never the owner's datasetDir, inside
+     * it, or around it, nor its venv, jobs dir or tool bundle.
+     */
+    dir: ownedDir.optional(),
+  })
+  .strict();
+export type RunDatasetConfig = z.infer<typeof runDatasetSchema>;
 
 export const runStackSchema = z
   .object({
@@ -781,6 +803,8 @@ export const runStackSchema = z
     run: runSchema.default({}),
     /** SECRET. Hugging Face token for run.environment hf-sandbox. */
     hfToken: z.string().optional(),
+    /** This stack's own dataset instead of the owner's (omitted: the owner's dataset and task images). */
+    dataset: runDatasetSchema.optional(),
   })
   .strict();
 export type RunStackConfig = z.infer<typeof runStackSchema>;

@@ -57,6 +57,28 @@ export function readStackFile(path: string): Record<string, unknown> {
   return stackConfigFromYaml(text, path);
 }
 
+/**
+ * "<project>.<stack>" of a stack file, as the program's pulumi.getProject()/getStack() name it: the name in
+ * the Pulumi.yaml beside it (reprobench when there is none) and the <stack> of Pulumi.<stack>.yaml.
+ */
+export function stackIdOfFile(path: string): string {
+  const stack = nodePath.basename(path).replace(/^Pulumi\./, "").replace(/\.ya?ml$/, "");
+  let project = "reprobench";
+  for (const name of ["Pulumi.yaml", "Pulumi.yml"]) {
+    const file = nodePath.join(nodePath.dirname(path), name);
+    if (!existsSync(file)) continue;
+    try {
+      const parsed: unknown = parseDocument(readFileSync(file, "utf8")).toJS();
+      const named = parsed !== null && typeof parsed === "object" ? (parsed as Record<string, unknown>).name : undefined;
+      if (typeof named === "string" && named !== "") project = named;
+    } catch {
+      // An unreadable project file: the default name.
+    }
+    break;
+  }
+  return `${project}.${stack}`;
+}
+
 export interface StackFileCheck {
   ok: boolean;
   /** What makes the file invalid (empty when ok). */
@@ -81,7 +103,7 @@ export function checkStackFile(path: string, options: { requireSecrets?: boolean
     if (!run.ok) return { ok: false, problems: [...plaintext, ...run.problems], missingSecrets: [] };
     const ownerFile = nodePath.join(nodePath.dirname(path), `Pulumi.${run.config.cluster}.yaml`);
     if (!existsSync(ownerFile)) return { ok: plaintext.length === 0, problems: plaintext, missingSecrets: [] };
-    const combined = combineWithCluster(readStackFile(ownerFile), run.config, raw);
+    const combined = combineWithCluster(readStackFile(ownerFile), run.config, raw, stackIdOfFile(path));
     if (!combined.ok) return { ok: false, problems: [...plaintext, ...combined.problems], missingSecrets: [] };
     return { ok: plaintext.length === 0, problems: plaintext, missingSecrets: [], config: combined.config };
   }

@@ -18,7 +18,7 @@ import {
 export * from "./config-schema";
 export * from "./config-parse";
 export * from "./config-derive";
-export { type StackFileCheck, checkStackFile, readStackFile, stackConfigFromYaml } from "./config-stackfile";
+export { type StackFileCheck, checkStackFile, readStackFile, stackConfigFromYaml, stackIdOfFile } from "./config-stackfile";
 
 /**
  * Turns Pulumi's flat config map ("reprobench:hosts" → JSON text) into the raw object parseConfig takes.

@@ -1,20 +1,34 @@
 // The program of a run stack (reprobench:cluster: <owner>): one Harbor job on a cluster another stack of
 // this project owns. Everything about the cluster — hosts and their keys, the API key, the model endpoint,
 // Harbor's install, the dataset, the task images — comes from the owner's outputs through a
-// StackReference; this stack registers only its job's resources, so a preview lists no cluster resource
-// and no `up` or `destroy` of it can change the cluster. Destroy stops only this stack's job (results kept).
+// StackReference; this stack registers only its job's resources (and, with reprobench:dataset, its own
+// dataset and task images on the runner), so a preview lists no cluster resource and no `up` or `destroy`
+// of it can change the cluster. Destroy stops only this stack's job (results kept); its own dataset
+// checkout and images stay on the runner, as the owner's do.
 import { existsSync } from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { BenchmarkRun, type BenchmarkRunArgs } from "../components/benchmark-run";
 import type { HostConnection } from "../components/ssh";
-import type { TaskImagesReport } from "../components/task-images";
-import { apiBase, combineWithCluster, formatProblems, hostsWithRole, readStackFile, soleHostWithRole } from "./config";
+import { type DatasetReport, RUN_DATASET_KEYS, TaskDataset } from "../components/task-dataset";
+import { TaskImages, type TaskImagesReport } from "../components/task-images";
+import { apiBase, combineWithCluster, formatProblems, hostsWithRole, pullQuotaSettings, readStackFile, registryMirrors, soleHostWithRole } from "./config";
 import type { ReprobenchConfig, RunStackConfig } from "./config-schema";
 import { renderJobConfig, runSettings } from "./run-config";
 
 /** What a run stack needs from its cluster's owner; each is an output of the owning stack. */
 export const CLUSTER_OUTPUTS = ["clusterOwner", "clusterConfig", "hostConnections", "sglangApiKey", "harborInstall", "dataset"] as const;
+
+/** The owner's `runnerPullEnv` output: the runner's proxy variables and registry accounts' environment (secret). */
+export interface RunnerPullEnv {
+  proxy: Record<string, string>;
+  registry: Record<string, string>;
+}
+
+/** "<project>.<stack>" of this stack: names its job's files and the default directory of its own dataset. */
+function thisStackId(): string {
+  return `${pulumi.getProject()}.${pulumi.getStack()}`;
+}
 
 /** The run stack's program; `runRaw` is its raw config (the run section keeps its own defaults). */
 export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -41,6 +55,12 @@ export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<stri
     throw new pulumi.RunError(`reprobench:cluster: stack '${runStack.cluster}' has no output ${missing.map((m) => `'${m}'`).join(", ")}, so it owns no cluster this stack can run on (bring it up first)${hint}`);
   }
   const config = combined(runStack, runRaw, (await read("clusterConfig")) as Record<string, unknown>, `stack '${runStack.cluster}'`);
+  const pullEnv = runStack.dataset !== undefined ? ((await read("runnerPullEnv")) as RunnerPullEnv | undefined) : undefined;
+  if (runStack.dataset !== undefined && pullEnv === undefined) {
+    throw new pulumi.RunError(
+      `reprobench:dataset: stack '${runStack.cluster}' has no output 'runnerPullEnv' (the runner's proxy and registry settings this stack's own dataset and task images need); an older reprobench brought it up: run \`reprobench up --stack ${runStack.cluster}\` once more (none of its resources change)`,
+    );
+  }
 
   const connections = owner.getOutput("hostConnections") as pulumi.Output<HostConnection[]>;
   const connectionOf = (name: string) =>
@@ -51,12 +71,14 @@ export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<stri
     });
   const serverInfo = owner.getOutput("workerServerInfoByHost") as pulumi.Output<Record<string, string>>;
   const images = (await read("taskImagesReport")) as TaskImagesReport | undefined;
+  const own = runStack.dataset !== undefined ? ownDataset(config, connectionOf(soleHostWithRole(config, "runner").name), pullEnv) : undefined;
   return job(config, runStack, {
     connectionOf,
     apiKey: owner.getOutput("sglangApiKey") as pulumi.Output<string>,
     install: owner.getOutput("harborInstall"),
-    dataset: owner.getOutput("dataset"),
-    images: images ?? { ready: 0, total: 0, images: {} },
+    dataset: own?.dataset ?? owner.getOutput("dataset"),
+    images: own?.images ?? images ?? { ready: 0, total: 0, images: {} },
+    after: own?.resources ?? [],
     workerServerInfo: Object.fromEntries(hostsWithRole(config, "worker").map((h) => [h.name, serverInfo.apply((m) => m[h.name] ?? "")])),
     serverImages: owner.getOutput("serverImages") as pulumi.Output<Record<string, string>>,
   });
@@ -64,7 +86,7 @@ export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<stri
 
 /** The run stack's config checked together with the cluster's (the owner's outputs or stack file). */
 function combined(runStack: RunStackConfig, runRaw: Record<string, unknown>, ownerConfig: Record<string, unknown>, source: string): ReprobenchConfig {
-  const result = combineWithCluster(ownerConfig, runStack, runRaw);
+  const result = combineWithCluster(ownerConfig, runStack, runRaw, thisStackId());
   if (!result.ok) throw new pulumi.RunError(`invalid run on the cluster of ${source} (${result.problems.length} problem(s)):\n${formatProblems(result.problems)}`);
   if (!result.config.run.enabled) throw new pulumi.RunError("reprobench:run.enabled: got false; a run stack exists to run a job (set it true, or remove the stack)");
   return result.config;
@@ -87,33 +109,73 @@ function previewBeforeCluster(runStack: RunStackConfig, runRaw: Record<string, u
     if (!host) throw new Error(`unknown host ${name}`);
     return { name, host: host.ssh.host, port: host.ssh.port, user: host.ssh.user, privateKey: "", hostKey: host.ssh.hostKey ?? "", ...(host.ssh.sudo ? { sudo: true } : {}) };
   };
+  // This stack's own dataset and images are previewed too (with no proxy or registry settings: nothing runs).
+  const own = runStack.dataset !== undefined ? ownDataset(config, placeholder(soleHostWithRole(config, "runner").name), undefined) : undefined;
   return job(config, runStack, {
     connectionOf: placeholder,
     apiKey: pulumi.secret(""),
     install: { version: config.harbor.version, wheelSha256: config.harbor.wheelSha256, python: config.harbor.pythonVersion, venv: config.harbor.venv, freeze: "" },
-    dataset: {},
-    images: { ready: 0, total: 0, images: {} },
+    dataset: own?.dataset ?? {},
+    images: own?.images ?? { ready: 0, total: 0, images: {} },
+    after: own?.resources ?? [],
     workerServerInfo: {},
     serverImages: {},
   });
 }
 
+/** This stack's own dataset (reprobench:dataset) as the job gets it, and the resources it waits for. */
+interface OwnDataset {
+  dataset: pulumi.Output<Omit<DatasetReport, "taskTomls">>;
+  images?: pulumi.Output<TaskImagesReport>;
+  resources: pulumi.Resource[];
+}
+
+/**
+ * This stack's own dataset on the runner and its task images pre-pulled there, as the owner does its own
+ * (infra/cluster-program.ts): `config` is the combined config, whose harbor.dataset* are this stack's
+ * dataset (combineWithCluster) and whose pull settings, registries and mirrors are the owner's; `pullEnv`
+ * is the owner's runner proxy and registry environment (undefined: none, in a preview before the owner is
+ * up). Neither component deletes anything on destroy: the checkout and the images stay, as the owner's do.
+ */
+function ownDataset(config: ReprobenchConfig, connection: pulumi.Input<HostConnection>, pullEnv: RunnerPullEnv | undefined): OwnDataset {
+  const some = (env: Record<string, string> | undefined) => (env !== undefined && Object.keys(env).length > 0 ? pulumi.secret(env) : undefined);
+  const proxyEnv = some(pullEnv?.proxy);
+  const dataset = new TaskDataset("run", {
+    connection, settings: config.harbor, projectDir: pulumi.runtime.getRootDirectory() || process.cwd(), proxyEnv, configKeys: RUN_DATASET_KEYS,
+  });
+  // hf-sandbox runs pull task images on HF Jobs, not on the runner.
+  const images = config.run.environment === "docker"
+    ? new TaskImages("run-task-images", {
+        connection, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: dataset.images, proxyEnv, registryEnv: some(pullEnv?.registry),
+        mirrors: registryMirrors(config), pullQuota: pullQuotaSettings(config),
+      })
+    : undefined;
+  return { dataset: dataset.dataset, images: images?.report, resources: images ? [dataset, images] : [dataset] };
+}
+
 type ClusterInputs = Pick<BenchmarkRunArgs, "apiKey" | "install" | "dataset" | "images" | "workerServerInfo" | "serverImages"> & {
   connectionOf: (host: string) => pulumi.Input<HostConnection>;
+  /** What the job waits for besides its inputs: this stack's own dataset and images. */
+  after: pulumi.Resource[];
 };
 
 /** This stack's job on the cluster, and the stack outputs. */
 function job(config: ReprobenchConfig, runStack: RunStackConfig, cluster: ClusterInputs): Record<string, unknown> {
-  const { connectionOf, ...fromCluster } = cluster;
-  const benchmark = new BenchmarkRun("benchmark", {
-    ...fromCluster,
-    settings: runSettings(config, apiBase(config), `${pulumi.getProject()}.${pulumi.getStack()}`),
-    connection: connectionOf(soleHostWithRole(config, "runner").name),
-    hosts: config.hosts.map((h) => ({ name: h.name, connection: connectionOf(h.name) })),
-    hfToken: config.run.environment === "hf-sandbox" && runStack.hfToken !== undefined ? pulumi.secret(runStack.hfToken) : undefined,
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the toolkit version recorded in the run manifest
-    toolkitVersion: (require("../package.json") as { version: string }).version,
-  });
+  const { connectionOf, after, ...fromCluster } = cluster;
+  const benchmark = new BenchmarkRun(
+    "benchmark",
+    {
+      ...fromCluster,
+      settings: runSettings(config, apiBase(config), thisStackId()),
+      connection: connectionOf(soleHostWithRole(config, "runner").name),
+      hosts: config.hosts.map((h) => ({ name: h.name, connection: connectionOf(h.name) })),
+      hfToken: config.run.environment === "hf-sandbox" && runStack.hfToken !== undefined ? pulumi.secret(runStack.hfToken) : undefined,
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the toolkit version recorded in the run manifest
+      toolkitVersion: (require("../package.json") as { version: string }).version,
+    },
+    // Only when there is something to wait for: a run stack without its own dataset registers its job as before.
+    after.length > 0 ? { dependsOn: after } : undefined,
+  );
   return {
     cluster: runStack.cluster,
     modelApiBase: apiBase(config),

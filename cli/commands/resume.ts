@@ -200,7 +200,7 @@ async function resumeJob(
   const edited = [...new Set(plan.edits.map((e) => e.file))].map((file) => ({ file, content: `${JSON.stringify(file === "config.json" ? plan.config : plan.lock, null, 4)}\n` }));
   if (remote) {
     const files = edited.map((e) => ({ path: path.posix.join(jobDir, e.file), content: e.content }));
-    const ran = await runRemotePass(ctx.root, remote, { kind: "resume", jobName: job.name, argv: plan.argv, cwd: plan.cwd, files, wait: values.wait === true });
+    const ran = await runRemotePass(ctx.root, remote, { kind: "resume", jobName: job.name, jobDir, argv: plan.argv, cwd: plan.cwd, files, wait: values.wait === true });
     return reportRemotePass(ran, values.wait === true, remote.access.stack);
   }
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
@@ -292,7 +292,7 @@ async function rerunJob(
   }
   if (remote) {
     const files = [{ path: plan.configFile, content: `${JSON.stringify(plan.config, null, 2)}\n` }];
-    const ran = await runRemotePass(ctx.root, remote, { kind: "rerun", jobName: plan.jobName, argv: plan.argv, cwd: plan.jobsDir, files, wait: values.wait === true });
+    const ran = await runRemotePass(ctx.root, remote, { kind: "rerun", jobName: plan.jobName, jobDir: path.posix.join(plan.jobsDir, plan.jobName), argv: plan.argv, cwd: plan.jobsDir, files, wait: values.wait === true });
     const code = reportRemotePass(ran, values.wait === true, remote.access.stack);
     console.log(`when it finishes: reprobench pull --stack ${remote.access.stack} --job ${plan.jobName}, then audit both job dirs`);
     return code;

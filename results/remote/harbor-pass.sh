@@ -5,7 +5,8 @@
 # environment file, log appended), and with WAIT=1 waits for it to exit.
 # Inputs: WORK_DIR (Harbor's cwd), UNIT, LOG_FILE, API_KEY, ARGV_B64 (base64 of the NUL-separated argv; a
 # relative argv[0] is looked up in VENV/bin), VENV, FILES_B64 (base64 of lines "<path>\t<base64 content>",
-# may be empty), STAMP (backup suffix), WAIT (0|1), WAIT_TIMEOUT_SECS, STOP_TIMEOUT_SECS.
+# may be empty), STAMP (backup suffix), WAIT (0|1), WAIT_TIMEOUT_SECS, STOP_TIMEOUT_SECS; optional JOB_DIR
+# and CURRENT_FILE: the stack's runs/current.d/ entry, pointed at this pass so `reprobench status` follows it.
 set -euo pipefail
 : "${WORK_DIR:?}" "${UNIT:?}" "${LOG_FILE:?}" "${API_KEY:?}" "${ARGV_B64:?}" "${VENV:?}" "${STAMP:?}"
 WAIT=${WAIT:-0}
@@ -50,6 +51,10 @@ systemd-run --quiet --unit "$UNIT" \
 for _ in $(seq 1 50); do is_active "$UNIT" && break; sleep 0.1; done
 rm -f "$env_file"
 say "started $UNIT (log $LOG_FILE)"
+if [ -n "${CURRENT_FILE:-}" ] && [ -n "${JOB_DIR:-}" ]; then
+  mkdir -p "$(dirname "$CURRENT_FILE")"
+  printf '%s %s %s %s\n' "$(basename "$JOB_DIR")" "$UNIT" "$JOB_DIR" "$env_file" >"$CURRENT_FILE.part" && mv "$CURRENT_FILE.part" "$CURRENT_FILE"
+fi
 
 if [ "$WAIT" = 1 ]; then
   deadline=$((SECONDS + WAIT_TIMEOUT_SECS))

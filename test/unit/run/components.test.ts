@@ -4,7 +4,8 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { apiBase } from "../../../infra/config-derive";
 import { harborArgv, launchScriptEnv, stopScriptEnv } from "../../../components/benchmark-run";
-import { datasetScriptEnv, datasetSource, directoryDigest, installScriptEnv } from "../../../components/harbor-runner";
+import { installScriptEnv } from "../../../components/harbor-runner";
+import { RUN_DATASET_KEYS, datasetScriptEnv, datasetSource, directoryDigest } from "../../../components/task-dataset";
 import { lastJsonLine } from "../../../components/host-script";
 import { runPaths } from "../../../components/run-config";
 import { runSettings, runSpec } from "../../../infra/run-config";
@@ -51,6 +52,12 @@ describe("HarborRunner inputs", () => {
   it("names harbor.datasetRepo when the directory does not exist", () => {
     const h = seedConfig({ harbor: { datasetRepo: "no/such/dir", datasetCommit: null } }).harbor;
     expect(() => datasetSource(h, REPO)).toThrow(/harbor.datasetRepo: "no\/such\/dir" is neither a git URL nor a directory/);
+  });
+
+  it("names a run stack's own dataset keys (reprobench:dataset) for its dataset", () => {
+    const h = seedConfig({ harbor: { datasetRepo: "no/such/dir", datasetCommit: null } }).harbor;
+    expect(() => datasetSource(h, REPO, RUN_DATASET_KEYS)).toThrow(/^dataset.repo: "no\/such\/dir" is neither a git URL nor a directory/);
+    expect(() => datasetSource({ ...h, datasetRepo: "http://git.sim/x.git" }, REPO, RUN_DATASET_KEYS)).toThrow(/^dataset.commit: required for the git dataset/);
   });
 
   it("digests a directory by paths and contents", () => {

@@ -1,0 +1,203 @@
+// A run stack that brings its own dataset (reprobench:dataset): the real program (infra/index.ts) under
+// Pulumi mocks as stack `rehearsal` on the `local` cluster, the owner's outputs served by a mocked
+// StackReference. With the key, the stack checks its dataset out into a directory of its own and
+// pre-pulls its images (TaskDataset + TaskImages, with the owner's runner proxy, registries and mirrors),
+// and the job runs it; without it, only the job is registered, on the owner's dataset, as before.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { MockMonitor } from "@pulumi/pulumi/runtime/mocks";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { SECRET_PLACEHOLDER, parseConfig, readStackFile } from "../../../infra/config";
+import { publicConfig } from "../../../infra/run-config";
+
+const REPO = path.resolve(__dirname, "../../..");
+const COMMIT = "0123456789abcdef0123456789abcdef01234567";
+const DATASET = { repo: "http://git.sim/terminal-bench-rehearsal.git", commit: COMMIT, expectedTaskCount: 2 };
+const RUN = { enabled: true, agent: "terminus-2", modelName: "openai/Qwen/Qwen3.8-27B", nConcurrentTrials: 3, nConcurrentAgents: 3, jobNamePrefix: "sim-rehearsal" };
+const PEM = "-----BEGIN OPENSSH PRIVATE KEY-----\nmock\n-----END OPENSSH PRIVATE KEY-----\n";
+const PULL_ENV = { proxy: { HTTP_PROXY: "http://127.0.0.1:27890", NO_PROXY: "localhost" }, registry: { REGISTRY_AUTH_FILE_JSON: "mock-registry-auth" } };
+
+interface Registered {
+  type: string;
+  name: string;
+  urn: string;
+  dependencies: string[];
+  inputs: Record<string, unknown>;
+}
+
+/** The local stack's outputs as a run stack reads them (clusterConfig from Pulumi.local.yaml). */
+function ownerOutputs(): Record<string, unknown> {
+  const raw = readStackFile(path.join(REPO, "Pulumi.local.yaml"));
+  const parsed = parseConfig({ ...raw, sshPrivateKeys: { default: SECRET_PLACEHOLDER } }, { requireSecrets: false });
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+  const config = parsed.config;
+  return {
+    clusterOwner: { project: "reprobench", stack: "local", token: "0123456789abcdef01234567" },
+    clusterConfig: publicConfig(config),
+    hostConnections: config.hosts.map((h) => ({ name: h.name, host: h.ssh.host, port: h.ssh.port, user: h.ssh.user, privateKey: PEM, hostKey: "ssh-ed25519 AAAA" })),
+    sglangApiKey: "mock-api-key",
+    harborInstall: { version: "0.21.0", wheelSha256: "c77d", python: "3.13.5", venv: "/v", freeze: "/f" },
+    dataset: { identity: "e01346e", count: 3, tasksDir: "/var/lib/reprobench/sim-dataset" },
+    taskImagesReport: { ready: 3, total: 3, images: { "registry.sim:5000/owner/task:1": "sha256:owner" } },
+    workerServerInfoByHost: { "worker-a": "{}", "worker-b": "{}" },
+    serverImages: {},
+    runnerPullEnv: PULL_ENV,
+  };
+}
+
+function mockState(type: string, name: string, inputs: Record<string, unknown>): Record<string, unknown> {
+  if (type === "pulumi:pulumi:StackReference") return { name: inputs.name, outputs: owner, secretOutputNames: ["hostConnections", "sglangApiKey", "runnerPullEnv"] };
+  if (type === "pulumi-nodejs:dynamic:Resource" && name.endsWith("-job-name")) return { ...inputs, name: `${String(inputs.prefix)}-${String(inputs.spec)}` };
+  const tomls = { "one/task.toml": '[environment]\ndocker_image = "registry.sim:5000/rehearsal/one:latest"\n', "two/task.toml": '[environment]\ndocker_image = "registry.sim:5000/rehearsal/two:latest"\n' };
+  const stdout: Record<string, string> = {
+    "-dataset": JSON.stringify({ identity: COMMIT, count: 2, tasksDir: "/var/lib/reprobench/datasets/reprobench.rehearsal", taskTomls: tomls }),
+    "-pull": JSON.stringify({ ready: 2, total: 2, images: { "registry.sim:5000/rehearsal/one:latest": "sha256:one", "registry.sim:5000/rehearsal/two:latest": "sha256:two" } }),
+    "-harbor": JSON.stringify({ jobName: "j", jobDir: "/d", log: "/l", unit: "u", pid: 1, state: "running", result: null }),
+  };
+  const suffix = Object.keys(stdout).find((s) => name.endsWith(s));
+  return { ...inputs, stdout: suffix ? stdout[suffix] : "", observed: "ok" };
+}
+
+type RegisterRequest = { getType(): string; getName(): string; getDependenciesList(): string[] };
+const monitor = MockMonitor.prototype as unknown as { registerResource: (req: RegisterRequest, cb: (err: unknown, res?: { getUrn(): string }) => void) => unknown };
+const originalRegister = monitor.registerResource;
+let owner: Record<string, unknown> = {};
+let registered: Registered[] = [];
+const inputsOf = new Map<string, Record<string, unknown>>();
+const sshDir = mkdtempSync(path.join(tmpdir(), "rb-run-dataset-ssh-"));
+const savedSshDir = process.env.REPROBENCH_SSH_DIR;
+const runtime = pulumi.runtime as unknown as { getRootDirectory: () => string };
+const savedRoot = runtime.getRootDirectory;
+beforeAll(() => {
+  process.env.REPROBENCH_SSH_DIR = sshDir;
+  // The mock monitor's root directory is no directory of this project: Pulumi.local.yaml is the repository's.
+  runtime.getRootDirectory = () => REPO;
+  monitor.registerResource = function (req, cb) {
+    return originalRegister.call(this, req, (err, res) => {
+      if (!err && res) registered.push({ type: req.getType(), name: req.getName(), urn: res.getUrn(), dependencies: [...req.getDependenciesList()], inputs: plain(inputsOf.get(`${req.getType()}::${req.getName()}`) ?? {}) as Record<string, unknown> });
+      cb(err, res);
+    });
+  };
+  pulumi.runtime.setMocks(
+    {
+      newResource: (a) => {
+        inputsOf.set(`${a.type}::${a.name}`, a.inputs as Record<string, unknown>);
+        return { id: `${a.name}-id`, state: mockState(a.type, a.name, a.inputs as Record<string, unknown>) };
+      },
+      call: (a) => a.inputs,
+    },
+    "reprobench",
+    "rehearsal",
+    true,
+  );
+});
+afterAll(() => {
+  monitor.registerResource = originalRegister;
+  runtime.getRootDirectory = savedRoot;
+  pulumi.runtime.setAllConfig({});
+  if (savedSshDir === undefined) delete process.env.REPROBENCH_SSH_DIR;
+  else process.env.REPROBENCH_SSH_DIR = savedSshDir;
+  rmSync(sshDir, { recursive: true, force: true });
+});
+
+/** Runs infra/index.ts for the run stack's own keys, against `ownerState` as the local stack's outputs. */
+async function program(config: Record<string, unknown>, ownerState: Record<string, unknown>): Promise<Registered[]> {
+  owner = ownerState;
+  registered = [];
+  const mine = registered;
+  pulumi.runtime.setAllConfig(Object.fromEntries(Object.entries(config).map(([k, v]) => [`reprobench:${k}`, typeof v === "string" ? v : JSON.stringify(v)])));
+  vi.resetModules();
+  const mod = (await import("../../../infra/index")) as { default: () => Promise<Record<string, unknown>> };
+  const outputs = await mod.default();
+  await new Promise<void>((resolve) => pulumi.all(Object.values(outputs).filter(pulumi.Output.isInstance)).apply(() => resolve()));
+  return [...mine];
+}
+
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+/** A resource input as the program gave it: secrets unwrapped. */
+function plain(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(plain);
+  if (value !== null && typeof value === "object") {
+    const o = value as Record<string, unknown>;
+    if (o[SECRET_SIG] !== undefined && "value" in o) return plain(o.value);
+    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, plain(v)]));
+  }
+  return value;
+}
+
+const named = (rs: Registered[], name: string): Registered => {
+  const found = rs.find((r) => r.name === name && (r.type.startsWith("pulumi-nodejs:") || r.type.startsWith("command:")));
+  if (!found) throw new Error(`${name} is not registered (${rs.map((r) => r.name).join(", ")})`);
+  return found;
+};
+const components = (rs: Registered[]) => rs.filter((r) => r.type.startsWith("reprobench:")).map((r) => `${r.type}::${r.name}`).sort();
+
+describe("a run stack with reprobench:dataset", () => {
+  it("checks its own dataset out and pre-pulls its images on the runner, and the job runs it", async () => {
+    const rs = await program({ cluster: "local", run: RUN, dataset: DATASET }, ownerOutputs());
+    expect(components(rs)).toEqual(["reprobench:run:BenchmarkRun::benchmark", "reprobench:runner:TaskDataset::run", "reprobench:runner:TaskImages::run-task-images"]);
+    const dataset = named(rs, "run-dataset");
+    const pull = named(rs, "run-task-images-pull");
+    expect(dataset.urn).toBe("urn:pulumi:rehearsal::reprobench::reprobench:runner:TaskDataset$pulumi-nodejs:dynamic:Resource::run-dataset");
+    expect(pull.urn).toBe("urn:pulumi:rehearsal::reprobench::reprobench:runner:TaskImages$pulumi-nodejs:dynamic:Resource::run-task-images-pull");
+    // Its own directory and commit; git clones through the owner's runner proxy.
+    expect(String(dataset.inputs.create)).toContain("/var/lib/reprobench/datasets/reprobench.rehearsal");
+    expect(String(dataset.inputs.create)).toContain(COMMIT);
+    expect(String(dataset.inputs.create)).not.toContain("/var/lib/reprobench/sim-dataset");
+    expect(dataset.inputs.environment).toEqual(PULL_ENV.proxy);
+    expect(dataset.inputs.connection).toMatchObject({ name: "worker-b", port: 2202 });
+    // Neither step deletes anything: destroying the run stack leaves the checkout and the images.
+    expect(dataset.inputs.delete).toBeUndefined();
+    expect(pull.inputs.delete).toBeUndefined();
+    // Its own images, with the owner's proxy and registry accounts, and the owner's pull settings.
+    expect(pull.inputs.summary).toEqual(["registry.sim:5000/rehearsal/one:latest", "registry.sim:5000/rehearsal/two:latest"]);
+    expect(pull.inputs.environment).toEqual({ ...PULL_ENV.proxy, ...PULL_ENV.registry });
+    expect(String(pull.inputs.create)).toContain("registry.sim:5000");
+    expect(pull.dependencies).toContain(dataset.urn);
+    // The job waits for both, resolves the run's own dataset, and records it in its manifest.
+    expect(named(rs, "benchmark-job-name").dependencies).toEqual(expect.arrayContaining([dataset.urn, pull.urn]));
+    expect(String(named(rs, "benchmark-preflight").inputs.stdin ?? named(rs, "benchmark-preflight").inputs.create)).toContain("/var/lib/reprobench/datasets/reprobench.rehearsal");
+    const manifest = JSON.parse(String((named(rs, "benchmark-harbor").inputs.recorded as Record<string, string>).MANIFEST_JSON)) as Record<string, unknown>;
+    expect(JSON.stringify(manifest)).toContain(COMMIT);
+    expect(JSON.stringify(manifest)).toContain("sha256:two");
+    expect(JSON.stringify(manifest)).not.toContain("sha256:owner");
+    // Nothing of the owner's is registered here.
+    expect(rs.map((r) => r.name)).not.toContain("harbor-dataset");
+    expect(rs.map((r) => r.name)).not.toContain("task-images-pull");
+  });
+
+  it("without it registers only the job, on the owner's dataset and images", async () => {
+    const rs = await program({ cluster: "local", run: RUN }, ownerOutputs());
+    expect(components(rs)).toEqual(["reprobench:run:BenchmarkRun::benchmark"]);
+    expect(rs.filter((r) => r.type !== "pulumi:pulumi:StackReference").every((r) => r.name.startsWith("benchmark"))).toBe(true);
+    expect(named(rs, "benchmark-job-name").dependencies).toEqual([]);
+    const manifest = String((named(rs, "benchmark-harbor").inputs.recorded as Record<string, string>).MANIFEST_JSON);
+    expect(manifest).toContain("sha256:owner");
+    expect(manifest).toContain("/var/lib/reprobench/sim-dataset");
+  });
+
+  it("is previewed before its owner is up: the dataset and its images are in the preview too", async () => {
+    const rs = await program({ cluster: "local", run: RUN, dataset: DATASET }, {});
+    expect(components(rs)).toEqual(["reprobench:run:BenchmarkRun::benchmark", "reprobench:runner:TaskDataset::run", "reprobench:runner:TaskImages::run-task-images"]);
+    expect(String(named(rs, "run-dataset").inputs.create)).toContain("/var/lib/reprobench/datasets/reprobench.rehearsal");
+    const without = await program({ cluster: "local", run: RUN }, {});
+    expect(components(without)).toEqual(["reprobench:run:BenchmarkRun::benchmark"]);
+  });
+
+  it("needs the owner's runnerPullEnv, naming the owner and what to do", async () => {
+    const { runnerPullEnv: _none, ...older } = ownerOutputs();
+    await expect(program({ cluster: "local", run: RUN, dataset: DATASET }, older)).rejects.toThrow(
+      /reprobench:dataset: stack 'local' has no output 'runnerPullEnv'.*reprobench up --stack local/,
+    );
+    // A stack without its own dataset does not need it.
+    await expect(program({ cluster: "local", run: RUN }, older)).resolves.toBeDefined();
+  });
+
+  it("refuses the owner's datasetDir before registering anything", async () => {
+    await expect(program({ cluster: "local", run: RUN, dataset: { ...DATASET, dir: "/var/lib/reprobench/sim-dataset" } }, ownerOutputs())).rejects.toThrow(
+      /reprobench:dataset.dir: got "\/var\/lib\/reprobench\/sim-dataset": it is the owner's harbor.datasetDir/,
+    );
+  });
+});
