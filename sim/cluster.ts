@@ -44,6 +44,7 @@ import {
   type RegistryQuota,
   type RegistryRequest,
 } from "./registry";
+import { MAX_REHEARSAL_TASKS } from "./rehearsal/tasks";
 import {
   buildImages,
   datasetTaskDirs,
@@ -122,6 +123,8 @@ export interface SimInstance {
   slot: number;
 }
 export const DEFAULT_INSTANCE: SimInstance = { name: "default", slot: 0 };
+/** Test and bench instances take slots 1..MAX_SLOT (subnets 172.31.251-255 and 172.30.250-255). */
+export const MAX_SLOT = 11;
 
 export interface InstanceLayout {
   instance: SimInstance;
@@ -170,13 +173,13 @@ export interface InstanceLayout {
 
 export function instanceLayout(instance: SimInstance = DEFAULT_INSTANCE): InstanceLayout {
   const isDefault = instance.name === DEFAULT_INSTANCE.name;
-  if (isDefault ? instance.slot !== 0 : !Number.isInteger(instance.slot) || instance.slot < 1 || instance.slot > 9) {
-    throw new Error(`sim instance '${instance.name}': got slot ${instance.slot}; expected ${isDefault ? "0 for the default instance" : "an integer from 1 to 9 (0 is the default cluster's)"}`);
+  if (isDefault ? instance.slot !== 0 : !Number.isInteger(instance.slot) || instance.slot < 1 || instance.slot > MAX_SLOT) {
+    throw new Error(`sim instance '${instance.name}': got slot ${instance.slot}; expected ${isDefault ? "0 for the default instance" : `an integer from 1 to ${MAX_SLOT} (0 is the default cluster's)`}`);
   }
   if (!/^[a-z][a-z0-9-]{0,15}$/.test(instance.name)) {
     throw new Error(`sim instance name: got '${instance.name}'; expected lower-case letters, digits and '-' (at most 16, starting with a letter)`);
   }
-  // 172.31.250-255 for the default and slots 1..5, then 172.30.250-253 (clear of docker's 172.17-19).
+  // 172.31.250-255 for the default and slots 1..5, then 172.30.250-255 (clear of docker's 172.17-19).
   const prefix = instance.slot <= 5 ? `172.31.${250 + instance.slot}` : `172.30.${244 + instance.slot}`;
   const containerPrefix = isDefault ? "reprobench-sim" : `reprobench-sim-${instance.name}`;
   const outside = `172.29.${240 + instance.slot}`;
@@ -549,7 +552,7 @@ export function clusterJson(plan: ClusterPlan, images: ClusterImages, outside?: 
 }
 
 export interface SimArgs {
-  action: "up" | "down" | "status" | "network" | "registry";
+  action: "up" | "down" | "status" | "network" | "registry" | "rehearsal";
   /** network: the fields to change (the rest keep their current values). */
   conditions?: Partial<NetworkConditions>;
   /** network/registry --reset: start from the scenario's `network` / `registry` section. */
@@ -561,6 +564,8 @@ export interface SimArgs {
   /** registry --counts: manifest requests per repository:reference and client/account, from the log. */
   counts?: boolean;
   hosts?: number;
+  /** rehearsal: the dataset's task count and seed, and which instance (by name) to publish it on. */
+  rehearsal?: { tasks?: number; seed?: number; instance?: string };
   /** up: take over a cluster another checkout started (its job results are copied here first). */
   takeOver: boolean;
   discardResults: boolean;
@@ -579,10 +584,13 @@ export const SIM_USAGE = [
   "                                                images and the registry cache stay unless --purge-images",
   "       reprobench sim status [--json]           state of the registry, mirror, proxy and each host",
   "       reprobench sim network [--latency-ms N] [--bandwidth-kbps N] [--fail-fraction F]",
-  "                              [--fail-with 502|503|429|reset] [--seed N] [--reset]",
+  "                              [--fail-with 502|503|429|reset] [--seed N] [--fail-targets T,T…] [--reset]",
   "                                                the egress proxy's network conditions (applied to new",
-  "                                                connections at once); --reset: back to the `network`",
-  "                                                section of sim/scenarios/sim-default.json first",
+  "                                                connections at once); --fail-targets: only connections to",
+  "                                                these host:port or http:// URL prefixes may fail",
+  "                                                (e.g. http://pypi.sim/rehearsal/; '' = every connection);",
+  "                                                --reset: back to the `network` section of",
+  "                                                sim/scenarios/sim-default.json first",
   "       reprobench sim registry [--anonymous N] [--authenticated M] [--window SECONDS] [--reset]",
   "                               [--clear-counts] [--counts] [--json]",
   "                                                the registry's pull limits (Docker Hub's: a pull is a",
@@ -593,6 +601,14 @@ export const SIM_USAGE = [
   "                                                forget the pulls counted so far; --counts: manifest GETs,",
   "                                                HEADs and 429s per repository:reference and client/user",
   "                                                since the last clear, from the gate's request log",
+  `       reprobench sim rehearsal [--tasks N] [--seed S] [--instance NAME]`,
+  "                                                generate the rehearsal dataset (seed 000's run in",
+  `                                                miniature: 89 tasks unless --tasks, 1 to ${MAX_REHEARSAL_TASKS}; seed 0),`,
+  "                                                build and push its task images and publish it as",
+  "                                                http://git.sim/terminal-bench-rehearsal.git on the running",
+  "                                                cluster (the default one, or the test instance NAME);",
+  "                                                prints the repository, commit, task count and the path of",
+  "                                                its ground-truth.json",
 ].join("\n");
 
 const REGISTRY_FLAGS: Record<string, "anonymousPulls" | "authenticatedPulls" | "windowSeconds"> = {
@@ -609,16 +625,51 @@ const NETWORK_FLAGS: Record<string, keyof NetworkConditions> = {
   "--seed": "seed",
 };
 
+const SIM_ACTIONS: readonly SimArgs["action"][] = ["up", "down", "status", "network", "registry", "rehearsal"];
+const REHEARSAL_FLAGS = ["--tasks", "--seed", "--instance"] as const;
+
+/** `--fail-targets a,b`: the list ('' clears it: every connection may fail again). */
+export function parseFailTargets(value: string): string[] {
+  return value
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
+}
+
 /** Parses `sim` arguments; throws an Error naming the bad argument. */
 export function parseSimArgs(args: string[]): SimArgs {
   const [action, ...rest] = args;
-  if (action !== "up" && action !== "down" && action !== "status" && action !== "network" && action !== "registry") {
-    throw new Error(action === undefined ? "missing subcommand; expected up, down, status, network or registry" : `unknown subcommand '${action}'; expected up, down, status, network or registry`);
+  if (!SIM_ACTIONS.includes(action as SimArgs["action"])) {
+    const expected = `expected ${SIM_ACTIONS.slice(0, -1).join(", ")} or ${SIM_ACTIONS[SIM_ACTIONS.length - 1]}`;
+    throw new Error(action === undefined ? `missing subcommand; ${expected}` : `unknown subcommand '${action}'; ${expected}`);
   }
-  const out: SimArgs = { action, takeOver: false, discardResults: false, purgeImages: false, json: false };
+  const out: SimArgs = { action: action as SimArgs["action"], takeOver: false, discardResults: false, purgeImages: false, json: false };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     const flag = arg.split("=")[0];
+    // Before the network flags: --seed is an option of both (the proxy's failure sequence, the dataset's shuffle).
+    if (out.action === "rehearsal" && (REHEARSAL_FLAGS as readonly string[]).includes(flag)) {
+      const value = arg.includes("=") ? arg.slice(flag.length + 1) : rest[++i];
+      if (flag === "--instance") {
+        if (value === undefined || !/^[a-z][a-z0-9-]{0,15}$/.test(value)) throw new Error(`--instance: got ${value === undefined ? "no value" : `'${value}'`}; expected an instance name (lower-case letters, digits and '-', starting with a letter)`);
+        out.rehearsal = { ...out.rehearsal, instance: value };
+        continue;
+      }
+      const [min, max] = flag === "--tasks" ? [1, MAX_REHEARSAL_TASKS] : [0, 2 ** 31 - 1];
+      if (value === undefined) throw new Error(`${flag}: missing value; expected an integer from ${min} to ${max}`);
+      if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new Error(`${flag}: got '${value}'; expected an integer from ${min} to ${max}`);
+      out.rehearsal = { ...out.rehearsal, [flag === "--tasks" ? "tasks" : "seed"]: Number(value) };
+      continue;
+    }
+    if (flag === "--fail-targets") {
+      if (action !== "network") throw new Error(`${flag} is not an option of 'sim ${action}'`);
+      const value = arg.includes("=") ? arg.slice(flag.length + 1) : rest[++i];
+      if (value === undefined) throw new Error(`${flag}: missing value; expected host:port or http:// URL prefixes, comma-separated ('' for every connection)`);
+      const failTargets = parseFailTargets(value);
+      normalizeConditions({ failTargets }, undefined, flag);
+      out.conditions = { ...out.conditions, failTargets };
+      continue;
+    }
     if (flag in NETWORK_FLAGS) {
       if (action !== "network") throw new Error(`${flag} is not an option of 'sim ${action}'`);
       const value = arg.includes("=") ? arg.slice(flag.length + 1) : rest[++i];
@@ -652,7 +703,7 @@ export function parseSimArgs(args: string[]): SimArgs {
       continue;
     }
     const allowed = (flag: string, actions: SimArgs["action"][]) => {
-      if (!actions.includes(action)) throw new Error(`${flag} is not an option of 'sim ${action}'`);
+      if (!actions.includes(out.action)) throw new Error(`${flag} is not an option of 'sim ${action}'`);
     };
     if (arg === "--hosts" || arg.startsWith("--hosts=")) {
       allowed("--hosts", ["up"]);
@@ -1430,6 +1481,9 @@ export async function simDown(options: SimOptions & { discardResults?: boolean; 
     }
     rmSync(layout.registry.cacheDir, { recursive: true, force: true });
     rmSync(layout.outside.treeDir, { recursive: true, force: true });
+    // The rehearsal's dataset and ground truth describe images and a repository that are gone now.
+    rmSync(join(state, "rehearsal"), { recursive: true, force: true });
+    removeEmptyDirs(state, root);
   }
   log(`removed ${before.containers.length} container(s), ${before.volumes.length} volume(s), ${before.networks.length} network(s)${purgedImages.length ? `, ${purgedImages.length} image tag(s)` : ""}`);
   return { removed: before, savedResults, purgedImages };

@@ -16,6 +16,11 @@ export const GIT_HOSTNAME = "git.sim";
 export const DATASET_REPO = "terminal-bench-sim.git";
 export const INDEX_URL = `http://${INDEX_HOSTNAME}/simple/`;
 export const DATASET_GIT_URL = `http://${GIT_HOSTNAME}/${DATASET_REPO}`;
+/** The rehearsal dataset (sim/rehearsal), published on demand by `reprobench sim rehearsal`. */
+export const REHEARSAL_REPO = "terminal-bench-rehearsal.git";
+export const REHEARSAL_GIT_URL = `http://${GIT_HOSTNAME}/${REHEARSAL_REPO}`;
+/** Directory of the index tree (http://pypi.sim/rehearsal/…) holding the rehearsal's downloads. */
+export const REHEARSAL_DOWNLOADS_DIR = "rehearsal";
 /** The task added by the dataset's third (HEAD) commit: a clone without the pin has one task too many. */
 export const UNPINNED_TASK = "unpinned-extra";
 /** Where the proxy container sees the network conditions file (its directory is bind-mounted). */
@@ -38,9 +43,25 @@ export interface NetworkConditions {
   failFraction: number;
   failWith: FailWith;
   seed: number;
+  /**
+   * Which connections failFraction may fail: "host:port" (HTTP requests to it and CONNECT tunnels) or
+   * absolute http:// URL prefixes such as "http://pypi.sim/rehearsal/" (plain HTTP requests only: a
+   * tunnel shows the proxy no URL). Empty: every allowed connection, as before targets existed.
+   */
+  failTargets: string[];
 }
 
-export const NO_FAULTS: NetworkConditions = { latencyMs: 0, bandwidthKBps: 0, failFraction: 0, failWith: "502", seed: 0 };
+export const NO_FAULTS: NetworkConditions = { latencyMs: 0, bandwidthKBps: 0, failFraction: 0, failWith: "502", seed: 0, failTargets: [] };
+
+/** Why `target` cannot be a failTargets entry, or undefined when it can (sim-proxy.py checks the same). */
+export function failTargetProblem(target: unknown): string | undefined {
+  if (typeof target !== "string") return "expected a string";
+  if (/^https:\/\//i.test(target)) return 'https:// goes through a CONNECT tunnel, where the proxy sees only host:port: use "host:443"';
+  const hostPort = /^([a-z0-9]([a-z0-9.-]*[a-z0-9])?):(\d{1,5})$/i.exec(target);
+  if (hostPort) return Number(hostPort[3]) >= 1 && Number(hostPort[3]) <= 65535 ? undefined : `port ${hostPort[3]} is not 1..65535`;
+  if (/^http:\/\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d{1,5})?(\/[^\s]*)?$/i.test(target)) return undefined;
+  return 'expected "host:port" or an absolute http:// URL prefix such as "http://pypi.sim/rehearsal/"';
+}
 
 /** Checks and completes a (partial) conditions object; throws naming the bad field. */
 export function normalizeConditions(input: Partial<NetworkConditions>, base: NetworkConditions = NO_FAULTS, where = "network conditions"): NetworkConditions {
@@ -64,6 +85,15 @@ export function normalizeConditions(input: Partial<NetworkConditions>, base: Net
   if (input.failWith !== undefined) {
     if (!(FAIL_WITH as readonly string[]).includes(input.failWith)) throw new Error(`${where}: failWith: got ${JSON.stringify(input.failWith)}; expected one of ${FAIL_WITH.map((f) => `"${f}"`).join(", ")}`);
     out.failWith = input.failWith;
+  }
+  if (input.failTargets !== undefined) {
+    const v: unknown = input.failTargets;
+    if (!Array.isArray(v)) throw new Error(`${where}: failTargets: got ${JSON.stringify(v)}; expected a list of "host:port" or http:// URL prefixes ([] = every connection)`);
+    for (const target of v) {
+      const problem = failTargetProblem(target);
+      if (problem) throw new Error(`${where}: failTargets: got ${JSON.stringify(target)}; ${problem}`);
+    }
+    out.failTargets = [...new Set(v as string[])];
   }
   return out;
 }
@@ -92,9 +122,9 @@ export function writeJsonAtomically(file: string, value: unknown): void {
   renameSync(tmp, file);
 }
 
-/** Writes the conditions the proxy applies. */
+/** Writes the conditions the proxy applies (checked first: the proxy would keep its old ones otherwise). */
 export function writeConditionsFile(file: string, conditions: NetworkConditions): void {
-  writeJsonAtomically(file, conditions);
+  writeJsonAtomically(file, normalizeConditions(conditions, NO_FAULTS, file));
 }
 
 export function readConditionsFile(file: string): NetworkConditions | undefined {
@@ -153,7 +183,8 @@ export function unpinnedTaskFiles(): Record<string, { text: string; mode: number
   };
 }
 
-function gitEnv(home: string, date: string): NodeJS.ProcessEnv {
+/** Environment for git with a fixed identity and date and no user or system config: same files → same ids. */
+function fixedGitEnv(home: string, date: string): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: home,
@@ -170,6 +201,50 @@ function gitEnv(home: string, date: string): NodeJS.ProcessEnv {
   };
 }
 
+/** git in `dir` with fixedGitEnv and settings that keep ids independent of this machine's config. */
+function fixedGit(dir: string, args: string[], date: string): Promise<string> {
+  return mustRun(["git", "-c", "core.fileMode=true", "-c", "core.autocrlf=false", "-c", "commit.gpgSign=false", ...args], { cwd: dir, env: fixedGitEnv(dir, date), timeoutMs: 60_000 });
+}
+
+/**
+ * Makes `dir` (a work tree with files, no .git yet) a repository with one commit of everything in it,
+ * with the fixed identity and `date`; returns the commit id (a function of the files and the message).
+ */
+export async function commitTreeOnce(dir: string, message: string, date: string): Promise<string> {
+  await fixedGit(dir, ["init", "-q", "-b", "main"], date);
+  await fixedGit(dir, ["add", "-A", "--", "."], date);
+  await fixedGit(dir, ["commit", "-q", "-m", message], date);
+  return (await fixedGit(dir, ["rev-parse", "HEAD"], date)).trim();
+}
+
+/**
+ * Publishes the repository in `work` as the bare `<tree>/<name>` for dumb HTTP (one pack, `git
+ * update-server-info`), unless it is already there at `head`. Staged beside it and renamed into place.
+ */
+export async function publishBareRepository(work: string, tree: string, name: string, head: string): Promise<void> {
+  const bare = join(tree, name);
+  const have = existsSync(join(bare, "HEAD")) ? (await mustRun(["git", "--git-dir", bare, "rev-parse", "HEAD"], { timeoutMs: 30_000 }).catch(() => "")).trim() : "";
+  // One pack, not loose objects: a dumb-HTTP clone then makes a handful of requests (refs, the pack list,
+  // the .idx and the .pack) instead of one per object, as a smart server's single pack response would.
+  const packs = join(bare, "objects", "info", "packs");
+  const packed = existsSync(packs) && readFileSync(packs, "utf8").includes(".pack");
+  if (have === head && packed) return;
+  const home = mkdtempSync(join(tmpdir(), "reprobench-git-home-"));
+  try {
+    const env = fixedGitEnv(home, COMMITS[0].date);
+    const staged = join(tree, `.${name}.new`);
+    rmSync(staged, { recursive: true, force: true });
+    mkdirSync(tree, { recursive: true });
+    await mustRun(["git", "clone", "-q", "--bare", "--no-hardlinks", work, staged], { timeoutMs: 60_000, env });
+    await mustRun(["git", "--git-dir", staged, "repack", "-a", "-d", "-q"], { timeoutMs: 60_000, env });
+    await mustRun(["git", "--git-dir", staged, "update-server-info"], { timeoutMs: 30_000, env });
+    rmSync(bare, { recursive: true, force: true });
+    renameSync(staged, bare);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
 export interface DatasetCommits {
   /** Commit 2: hello-file, sum-numbers, sha-preimage. */
   pinned: string;
@@ -184,7 +259,7 @@ export interface DatasetCommits {
 export async function buildDatasetRepo(root: string, dir: string): Promise<DatasetCommits> {
   const dataset = join(root, "sim", "dataset");
   mkdirSync(dir, { recursive: true });
-  const git = (args: string[], date = COMMITS[0].date) => mustRun(["git", "-c", "core.fileMode=true", "-c", "core.autocrlf=false", "-c", "commit.gpgSign=false", ...args], { cwd: dir, env: gitEnv(dir, date), timeoutMs: 60_000 });
+  const git = (args: string[], date = COMMITS[0].date) => fixedGit(dir, args, date);
   await git(["init", "-q", "-b", "main"]);
   const ids: string[] = [];
   for (const [n, commit] of COMMITS.entries()) {
@@ -259,6 +334,25 @@ function sha256File(path: string): string {
   return createHash("sha256").update(readFileSync(path)).digest("hex");
 }
 
+/**
+ * Replaces `<tree>/rehearsal/` with exactly `files` (paths under the tree → text), served by the outside
+ * container at once (it serves the tree live). Staged beside it and renamed into place.
+ */
+export function writeRehearsalDownloads(tree: string, files: Record<string, string>): void {
+  const dir = join(tree, REHEARSAL_DOWNLOADS_DIR);
+  const staged = join(tree, `.${REHEARSAL_DOWNLOADS_DIR}.new`);
+  rmSync(staged, { recursive: true, force: true });
+  mkdirSync(staged, { recursive: true });
+  for (const [rel, text] of Object.entries(files)) {
+    if (!rel.startsWith(`${REHEARSAL_DOWNLOADS_DIR}/`) || rel.includes("..")) throw new Error(`rehearsal download ${rel}: expected a path under ${REHEARSAL_DOWNLOADS_DIR}/`);
+    const path = join(staged, rel.slice(REHEARSAL_DOWNLOADS_DIR.length + 1));
+    mkdirSync(join(path, ".."), { recursive: true });
+    writeFileSync(path, text);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(staged, dir);
+}
+
 function writeIfChanged(path: string, text: string): void {
   if (existsSync(path) && readFileSync(path, "utf8") === text) return;
   mkdirSync(join(path, ".."), { recursive: true });
@@ -302,21 +396,7 @@ export async function buildOutsideTree(root: string, tree: string, wheelDirs: { 
   try {
     const work = join(tmp, "repo");
     const commits = await buildDatasetRepo(root, work);
-    const bare = join(tree, DATASET_REPO);
-    const have = existsSync(join(bare, "HEAD")) ? (await mustRun(["git", "--git-dir", bare, "rev-parse", "HEAD"], { timeoutMs: 30_000 }).catch(() => "")).trim() : "";
-    // One pack, not loose objects: a dumb-HTTP clone then makes a handful of requests (refs, the pack list,
-    // the .idx and the .pack) instead of one per object, as a smart server's single pack response would.
-    const packs = join(bare, "objects", "info", "packs");
-    const packed = existsSync(packs) && readFileSync(packs, "utf8").includes(".pack");
-    if (have !== commits.head || !packed) {
-      const staged = join(tree, `.${DATASET_REPO}.new`);
-      rmSync(staged, { recursive: true, force: true });
-      await mustRun(["git", "clone", "-q", "--bare", "--no-hardlinks", work, staged], { timeoutMs: 60_000, env: gitEnv(tmp, COMMITS[0].date) });
-      await mustRun(["git", "--git-dir", staged, "repack", "-a", "-d", "-q"], { timeoutMs: 60_000, env: gitEnv(tmp, COMMITS[0].date) });
-      await mustRun(["git", "--git-dir", staged, "update-server-info"], { timeoutMs: 30_000, env: gitEnv(tmp, COMMITS[0].date) });
-      rmSync(bare, { recursive: true, force: true });
-      renameSync(staged, bare);
-    }
+    await publishBareRepository(work, tree, DATASET_REPO, commits.head);
     const harbor = wheels.find((w) => /^harbor-0\.21\.0-/.test(w.file));
     return { wheels: wheels.length, harborSha256: harbor?.sha256, commits };
   } finally {

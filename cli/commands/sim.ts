@@ -1,16 +1,18 @@
-// `reprobench sim up|down|status|network|registry`: the simulated cluster the `local` stack runs on (sim/cluster.ts).
+// `reprobench sim up|down|status|network|registry|rehearsal`: the simulated cluster the `local` stack runs on
+// (sim/cluster.ts) and the on-demand rehearsal dataset (sim/rehearsal/prepare.ts).
 import { resolve } from "node:path";
 import type { Command } from "./index";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { formatStatus, instanceLayout, parseSimArgs, registryCounts, setNetworkConditions, setRegistryQuota, SIM_USAGE, simDown, simStatus, simUp } from "../../sim/cluster";
 import { formatManifestCounts } from "../../sim/registry";
+import { instanceByName, prepareRehearsal } from "../../sim/rehearsal/prepare";
 
 // The project root, wherever the CLI is started from: .sim/ paths in Pulumi.local.yaml are relative to it.
 const root = resolve(__dirname, "..", "..");
 
 export const sim: Command = {
-  summary: "simulated cluster for the local stack: sim up [--hosts N] | down | status | network | registry",
+  summary: "simulated cluster for the local stack: sim up [--hosts N] | down | status | network | registry | rehearsal",
   async run(args) {
     if (args.includes("--help") || args.includes("-h")) {
       console.log(SIM_USAGE);
@@ -56,6 +58,21 @@ export const sim: Command = {
         console.log(JSON.stringify(quota));
       }
       if (notUp) console.error("reprobench sim: note: the simulated cluster is not up; `sim up` starts its registry with these limits");
+      return 0;
+    }
+    if (parsed.action === "rehearsal") {
+      let instance;
+      try {
+        instance = parsed.rehearsal?.instance ? instanceByName(root, parsed.rehearsal.instance) : undefined;
+      } catch (err) {
+        console.error(`reprobench sim: ${(err as Error).message}`);
+        return 2;
+      }
+      const report = await prepareRehearsal({ root, instance, count: parsed.rehearsal?.tasks, seed: parsed.rehearsal?.seed });
+      console.log(`repository: ${report.repoUrl}`);
+      console.log(`commit: ${report.commit}`);
+      console.log(`tasks: ${report.taskCount}`);
+      console.log(`ground truth: ${report.groundTruthFile}`);
       return 0;
     }
     const status = await simStatus({ root });

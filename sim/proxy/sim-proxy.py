@@ -6,8 +6,8 @@
                 absolute-URI HTTP requests are forwarded (the origin is asked for `Connection: close` and
                 its response relayed), CONNECT opens a tunnel; only the allowlisted host:port pairs are
                 reachable (403 naming the destination otherwise). The check host is answered here (200).
-                Network conditions (latency, bandwidth, injected failures) come from a JSON file that is
-                re-read whenever its mtime changes.
+                Network conditions (latency, bandwidth, injected failures, optionally only for some
+                targets) come from a JSON file that is re-read whenever its mtime changes.
 --mode forward  the "user's local proxy" on worker-b's loopback (127.0.0.1:27890, like cntlm/clash): no
                 client auth, everything (HTTP and CONNECT) relayed to the upstream proxy whose URL, with
                 credentials, is read from a root-only file, adding Proxy-Authorization.
@@ -21,6 +21,7 @@ import hmac
 import json
 import os
 import random
+import re
 import select
 import socket
 import socketserver
@@ -38,7 +39,9 @@ HOP_BY_HOP = {"connection", "keep-alive", "proxy-authorization", "proxy-connecti
 # What an injected failure answers besides "reset": a proxy's 502, or a registry/index that is overloaded
 # (429, 503). For plain HTTP through the proxy the client cannot tell it from the origin's own answer.
 FAIL_STATUS = {"502": "Bad Gateway", "503": "Service Unavailable", "429": "Too Many Requests"}
-DEFAULT_CONDITIONS = {"latencyMs": 0, "bandwidthKBps": 0, "failFraction": 0.0, "failWith": "502", "seed": 0}
+DEFAULT_CONDITIONS = {"latencyMs": 0, "bandwidthKBps": 0, "failFraction": 0.0, "failWith": "502", "seed": 0, "failTargets": []}
+HOST_PORT_TARGET = re.compile(r"^([a-z0-9]([a-z0-9.-]*[a-z0-9])?):(\d{1,5})$", re.IGNORECASE)
+URL_PREFIX_TARGET = re.compile(r"^http://[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d{1,5})?(/\S*)?$", re.IGNORECASE)
 
 _log_lock = threading.Lock()
 
@@ -60,12 +63,18 @@ class Conditions:
         self.rng = random.Random(0)
 
     def current(self):
-        """(conditions, failing?) for one new connection."""
+        """(conditions, failing?) for one new connection. Without failTargets every connection draws here, as
+        it always has; with them only the matching ones draw, later (draw), once the target is known."""
         with self.lock:
             self._reload()
             c = dict(self.values)
-            fail = c["failFraction"] > 0 and self.rng.random() < c["failFraction"]
+            fail = not c["failTargets"] and c["failFraction"] > 0 and self.rng.random() < c["failFraction"]
             return c, fail
+
+    def draw(self, c):
+        """Whether a connection that matches failTargets fails (one draw of the seeded sequence)."""
+        with self.lock:
+            return c["failFraction"] > 0 and self.rng.random() < c["failFraction"]
 
     def _reload(self):
         if not self.path:
@@ -83,10 +92,17 @@ class Conditions:
         except (OSError, ValueError) as err:
             log("conditions file %s unreadable (%s); keeping %s" % (self.path, err, json.dumps(self.values, sort_keys=True)))
             return
+        problem = fail_targets_problem(raw.get("failTargets", []))
+        if problem:
+            # Failing the wrong connections (every one, with the targets dropped) is worse than old conditions.
+            log("conditions file %s: failTargets %s; keeping %s" % (self.path, problem, json.dumps(self.values, sort_keys=True)))
+            self.stamp = stamp
+            return
         values = dict(DEFAULT_CONDITIONS)
         for key in DEFAULT_CONDITIONS:
             if key in raw:
                 values[key] = raw[key]
+        values["failTargets"] = list(dict.fromkeys(values["failTargets"]))
         values["latencyMs"] = max(0, int(values["latencyMs"]))
         values["bandwidthKBps"] = max(0, int(values["bandwidthKBps"]))
         values["failFraction"] = min(1.0, max(0.0, float(values["failFraction"])))
@@ -97,6 +113,50 @@ class Conditions:
         self.rng = random.Random(values["seed"])
         self.values = values
         log("conditions %s" % json.dumps(values, sort_keys=True))
+
+
+def fail_targets_problem(targets):
+    """Why `targets` is not a valid failTargets list, or None (sim/outside.ts failTargetProblem checks the same)."""
+    if not isinstance(targets, list):
+        return "must be a list, got %r" % (targets,)
+    for t in targets:
+        if not isinstance(t, str):
+            return "entry %r is not a string" % (t,)
+        if t.lower().startswith("https://"):
+            return "entry %r: https:// goes through a CONNECT tunnel, where the proxy sees only host:port" % t
+        m = HOST_PORT_TARGET.match(t)
+        if m:
+            if not 1 <= int(m.group(3)) <= 65535:
+                return "entry %r: port is not 1..65535" % t
+            continue
+        if not URL_PREFIX_TARGET.match(t):
+            return "entry %r: expected \"host:port\" or an absolute http:// URL prefix" % t
+    return None
+
+
+def matches_fail_target(targets, method, target, host, port):
+    """Whether a connection is a candidate for failFraction: its host:port is listed, or (plain HTTP only)
+    its absolute URL starts with a listed prefix (compared as sent and without the default port)."""
+    if ("%s:%d" % (host, port)).lower() in (t.lower() for t in targets):
+        return True
+    if method == "CONNECT":
+        return False
+    url = urllib.parse.urlsplit(target)
+    canonical = "http://%s%s%s" % (host.lower(), "" if port == 80 else ":%d" % port, url.path or "/")
+    if url.query:
+        canonical += "?" + url.query
+    for t in targets:
+        if "://" not in t:
+            continue
+        prefix = t if "/" in t[len("http://"):] else t + "/"
+        netloc, _, rest = prefix[len("http://"):].partition("/")
+        netloc = netloc.lower()
+        if netloc.endswith(":80"):
+            netloc = netloc[: -len(":80")]
+        prefix = "http://" + netloc + "/" + rest
+        if target.startswith(prefix) or canonical.startswith(prefix):
+            return True
+    return False
 
 
 class Throttle:
@@ -264,6 +324,8 @@ def make_handler(opts):
                     reply(client, 403, "Forbidden", "sim proxy: destination %s:%d is not allowed (allowed: %s)" % (host, port, opts.allow))
                     log("REFUSED %s %s: 403 destination %s:%d not allowed" % (who, what, host, port))
                     return
+                if cond["failTargets"]:
+                    fail = matches_fail_target(cond["failTargets"], method, target, host, port) and conditions.draw(cond)
                 if fail:
                     if cond["failWith"] == "reset":
                         reset(client)

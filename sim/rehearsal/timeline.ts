@@ -11,9 +11,16 @@ const when = z
     started: z.number().int().positive().optional(),
     /** Fires once this fraction of the job's trials has finished (result.json written). */
     finishedFraction: z.number().gt(0).lte(1).optional(),
+    /**
+     * With finishedFraction: also waits until every task of these rehearsal behaviours has finished
+     * (sim/rehearsal/tasks.ts), so that a fault window is sure to have covered them whatever order Harbor
+     * started the tasks in (it takes the dataset directory's listing order).
+     */
+    afterBehaviours: z.array(z.string().min(1)).min(1).optional(),
   })
   .strict()
-  .refine((w) => (w.started === undefined) !== (w.finishedFraction === undefined), { message: "give exactly one of started, finishedFraction" });
+  .refine((w) => (w.started === undefined) !== (w.finishedFraction === undefined), { message: "give exactly one of started, finishedFraction" })
+  .refine((w) => w.afterBehaviours === undefined || w.finishedFraction !== undefined, { message: "afterBehaviours goes with finishedFraction" });
 
 const proxyFault = z
   .object({
@@ -76,20 +83,27 @@ export interface JobProgress {
   started: number;
   finished: number;
   total: number;
+  /** Tasks with a finished trial (for afterBehaviours). */
+  finishedTasks?: ReadonlySet<string>;
 }
 
-/** Whether an event's moment has come. */
-export function isDue(e: FaultEvent, p: JobProgress): boolean {
+/** Whether an event's moment has come; `behaviourOf` maps task names to rehearsal behaviours. */
+export function isDue(e: FaultEvent, p: JobProgress, behaviourOf: ReadonlyMap<string, string> = new Map()): boolean {
   if (e.when.started !== undefined) return p.started >= e.when.started;
-  return p.total > 0 && p.finished >= Math.ceil(e.when.finishedFraction! * p.total);
+  if (!(p.total > 0 && p.finished >= Math.ceil(e.when.finishedFraction! * p.total))) return false;
+  const wanted = new Set(e.when.afterBehaviours ?? []);
+  if (wanted.size === 0) return true;
+  const tasks = [...behaviourOf].filter(([, b]) => wanted.has(b)).map(([task]) => task);
+  if (tasks.length === 0) throw new Error(`event ${e.name}: no task of this run has behaviour ${[...wanted].join(", ")}`);
+  return tasks.every((task) => p.finishedTasks?.has(task));
 }
 
 /** The events due now and not fired yet, in file order (a later one never fires before an earlier one). */
-export function dueEvents(t: FaultTimeline, p: JobProgress, fired: ReadonlySet<string>): FaultEvent[] {
+export function dueEvents(t: FaultTimeline, p: JobProgress, fired: ReadonlySet<string>, behaviourOf?: ReadonlyMap<string, string>): FaultEvent[] {
   const out: FaultEvent[] = [];
   for (const e of t.events) {
     if (fired.has(e.name)) continue;
-    if (!isDue(e, p)) break;
+    if (!isDue(e, p, behaviourOf)) break;
     out.push(e);
   }
   return out;
@@ -97,7 +111,10 @@ export function dueEvents(t: FaultTimeline, p: JobProgress, fired: ReadonlySet<s
 
 /** One line per event for a report: what, and when in the job's terms. */
 export function describeEvent(e: FaultEvent): string {
-  const at = e.when.started !== undefined ? `after ${e.when.started} trial(s) started` : `at ${Math.round(e.when.finishedFraction! * 100)}% of trials finished`;
+  const at =
+    e.when.started !== undefined
+      ? `after ${e.when.started} trial(s) started`
+      : `at ${Math.round(e.when.finishedFraction! * 100)}% of trials finished${e.when.afterBehaviours ? ` and every ${e.when.afterBehaviours.join("/")} task done` : ""}`;
   const what = e.proxy
     ? e.proxy.failFraction > 0
       ? `proxy fails ${Math.round(e.proxy.failFraction * 100)}% of connections${e.proxy.failTargets?.length ? ` to ${e.proxy.failTargets.join(", ")}` : ""} with ${e.proxy.failWith ?? "502"}`

@@ -77,17 +77,22 @@ describe("instances", () => {
     expect(args).toContain("--label io.reprobench.sim.instance=itest");
   });
 
-  it("slots 6..9 get subnets of their own, clear of the first five and of docker's pools", () => {
-    const subnets = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((slot) => instanceLayout({ name: `s${slot}`, slot }).network.subnet);
-    expect(new Set(subnets).size).toBe(9);
+  it("slots 6..11 get subnets of their own, clear of the first five and of docker's pools", () => {
+    const slots = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+    const layouts = slots.map((slot) => instanceLayout({ name: `s${slot}`, slot }));
+    for (const key of ["subnet", "outside", "ssh", "push"] as const) {
+      const values = layouts.map((l) => (key === "subnet" ? l.network.subnet : key === "outside" ? l.outside.network.subnet : key === "ssh" ? l.firstSshPort : l.registry.pushHost));
+      expect(new Set(values).size, key).toBe(slots.length);
+    }
+    expect(instanceLayout({ name: "s11", slot: 11 }).network.subnet).toBe("172.30.255.0/24");
     expect(instanceLayout({ name: "s6", slot: 6 }).network.subnet).toBe("172.30.250.0/24");
     expect(instanceLayout({ name: "s9", slot: 9 }).network.subnet).toBe("172.30.253.0/24");
     expect(instanceLayout({ name: "s9", slot: 9 }).firstSshPort).toBe(3101);
   });
 
   it("rejects a slot the default cluster owns and bad names", () => {
-    expect(() => instanceLayout({ name: "itest", slot: 0 })).toThrow(/got slot 0; expected an integer from 1 to 9/);
-    expect(() => instanceLayout({ name: "itest", slot: 10 })).toThrow(/got slot 10; expected an integer from 1 to 9/);
+    expect(() => instanceLayout({ name: "itest", slot: 0 })).toThrow(/got slot 0; expected an integer from 1 to 11/);
+    expect(() => instanceLayout({ name: "itest", slot: 12 })).toThrow(/got slot 12; expected an integer from 1 to 11/);
     expect(() => instanceLayout({ name: "default", slot: 2 })).toThrow(/expected 0 for the default instance/);
     expect(() => instanceLayout({ name: "Bad_Name", slot: 1 })).toThrow(/sim instance name: got 'Bad_Name'/);
   });
@@ -196,11 +201,31 @@ describe("parseSimArgs", () => {
     });
     expect(parseSimArgs(["network", "--reset"])).toMatchObject({ action: "network", reset: true });
     expect(parseSimArgs(["network"]).conditions).toBeUndefined();
+    expect(parseSimArgs(["network", "--fail-targets", "http://pypi.sim/rehearsal/, pypi.sim:80"]).conditions).toEqual({ failTargets: ["http://pypi.sim/rehearsal/", "pypi.sim:80"] });
+    expect(parseSimArgs(["network", "--fail-targets", ""]).conditions).toEqual({ failTargets: [] });
+    expect(parseSimArgs(["network", "--fail-targets="]).conditions).toEqual({ failTargets: [] });
+    expect(parseSimArgs(["rehearsal"])).toMatchObject({ action: "rehearsal" });
+    expect(parseSimArgs(["rehearsal"]).rehearsal).toBeUndefined();
+    expect(parseSimArgs(["rehearsal", "--tasks", "12", "--seed=3", "--instance", "itest"]).rehearsal).toEqual({ tasks: 12, seed: 3, instance: "itest" });
+    // --seed of `network` is still the proxy's.
+    expect(parseSimArgs(["network", "--seed", "4"])).toMatchObject({ conditions: { seed: 4 } });
+    expect(parseSimArgs(["network", "--seed", "4"]).rehearsal).toBeUndefined();
   });
 
   it("names the bad argument", () => {
     expect(() => parseSimArgs([])).toThrow(/missing subcommand/);
-    expect(() => parseSimArgs(["start"])).toThrow(/unknown subcommand 'start'; expected up, down, status, network or registry/);
+    expect(() => parseSimArgs(["start"])).toThrow(/unknown subcommand 'start'; expected up, down, status, network, registry or rehearsal/);
+    expect(() => parseSimArgs(["rehearsal", "--tasks", "0"])).toThrow(/--tasks: got '0'; expected an integer from 1 to 400/);
+    expect(() => parseSimArgs(["rehearsal", "--tasks", "abc"])).toThrow(/--tasks: got 'abc'; expected an integer from 1 to 400/);
+    expect(() => parseSimArgs(["rehearsal", "--tasks", "401"])).toThrow(/--tasks: got '401'/);
+    expect(() => parseSimArgs(["rehearsal", "--tasks"])).toThrow(/--tasks: missing value/);
+    expect(() => parseSimArgs(["rehearsal", "--seed", "-1"])).toThrow(/--seed: got '-1'; expected an integer from 0 to 2147483647/);
+    expect(() => parseSimArgs(["rehearsal", "--instance", "Bad_Name"])).toThrow(/--instance: got 'Bad_Name'/);
+    expect(() => parseSimArgs(["rehearsal", "--fail-fraction", "0.1"])).toThrow(/--fail-fraction is not an option of 'sim rehearsal'/);
+    expect(() => parseSimArgs(["up", "--tasks", "3"])).toThrow(/unknown argument '--tasks' for 'sim up'/);
+    expect(() => parseSimArgs(["up", "--fail-targets", "a:1"])).toThrow(/--fail-targets is not an option of 'sim up'/);
+    expect(() => parseSimArgs(["network", "--fail-targets", "https://pypi.sim/"])).toThrow(/--fail-targets: failTargets: got "https:\/\/pypi.sim\/"/);
+    expect(() => parseSimArgs(["network", "--fail-targets"])).toThrow(/--fail-targets: missing value/);
     expect(() => parseSimArgs(["network", "--fail-fraction", "2"])).toThrow(/--fail-fraction: failFraction: got 2; expected a number from 0 to 1/);
     expect(() => parseSimArgs(["network", "--fail-with", "timeout"])).toThrow(/--fail-with: failWith: got "timeout"; expected one of "502", "503", "429", "reset"/);
     expect(() => parseSimArgs(["network", "--latency-ms", "-5"])).toThrow(/--latency-ms: latencyMs: got -5/);

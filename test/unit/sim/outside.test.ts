@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readNetworkConditions, setNetworkConditions } from "../../../sim/cluster";
 import { mustRun } from "../../../sim/exec";
-import { buildOutsideTree, datasetCommits, ensureProxyUrl, normalizeConditions, scenarioConditions, simpleIndexPages, UNPINNED_TASK } from "../../../sim/outside";
+import { buildOutsideTree, datasetCommits, ensureProxyUrl, failTargetProblem, NO_FAULTS, normalizeConditions, scenarioConditions, simpleIndexPages, UNPINNED_TASK, writeConditionsFile } from "../../../sim/outside";
 
 const root = resolve(__dirname, "..", "..", "..");
 const tmp = mkdtempSync(join(tmpdir(), "sim-outside-test-"));
@@ -62,7 +62,7 @@ describe("simple index pages", () => {
 
 describe("network conditions", () => {
   it("start from the scenario's network section (no faults)", () => {
-    expect(scenarioConditions(root)).toEqual({ latencyMs: 0, bandwidthKBps: 0, failFraction: 0, failWith: "502", seed: 0 });
+    expect(scenarioConditions(root)).toEqual({ latencyMs: 0, bandwidthKBps: 0, failFraction: 0, failWith: "502", seed: 0, failTargets: [] });
   });
 
   it("set/read merge partial changes and --reset goes back to the scenario", () => {
@@ -71,11 +71,27 @@ describe("network conditions", () => {
     writeFileSync(join(fake, "sim", "scenarios", "sim-default.json"), JSON.stringify({ network: { latencyMs: 5 } }));
     const instance = { name: "unit", slot: 9 };
     expect(readNetworkConditions({ root: fake, instance })).toBeUndefined();
-    expect(setNetworkConditions({ root: fake, instance }, { failFraction: 0.25, seed: 3 })).toEqual({ latencyMs: 5, bandwidthKBps: 0, failFraction: 0.25, failWith: "502", seed: 3 });
+    expect(setNetworkConditions({ root: fake, instance }, { failFraction: 0.25, seed: 3 })).toEqual({ latencyMs: 5, bandwidthKBps: 0, failFraction: 0.25, failWith: "502", seed: 3, failTargets: [] });
     expect(setNetworkConditions({ root: fake, instance }, { failWith: "reset" })).toMatchObject({ failFraction: 0.25, failWith: "reset" });
     expect(readNetworkConditions({ root: fake, instance })).toMatchObject({ latencyMs: 5, failFraction: 0.25, failWith: "reset", seed: 3 });
     expect(JSON.parse(readFileSync(join(fake, ".sim/instances/unit/network/conditions.json"), "utf8"))).toMatchObject({ failWith: "reset" });
-    expect(setNetworkConditions({ root: fake, instance }, {}, { reset: true })).toEqual({ latencyMs: 5, bandwidthKBps: 0, failFraction: 0, failWith: "502", seed: 0 });
+    expect(setNetworkConditions({ root: fake, instance }, { failTargets: ["http://pypi.sim/rehearsal/"] })).toMatchObject({ failFraction: 0.25, failTargets: ["http://pypi.sim/rehearsal/"] });
+    expect(readNetworkConditions({ root: fake, instance })?.failTargets).toEqual(["http://pypi.sim/rehearsal/"]);
+    expect(setNetworkConditions({ root: fake, instance }, { failTargets: [] }).failTargets).toEqual([]);
+    expect(setNetworkConditions({ root: fake, instance }, {}, { reset: true })).toEqual({ latencyMs: 5, bandwidthKBps: 0, failFraction: 0, failWith: "502", seed: 0, failTargets: [] });
+  });
+
+  it("failTargets: host:port or http:// URL prefixes, checked as the proxy checks them", () => {
+    expect(normalizeConditions({ failTargets: ["pypi.sim:80", "http://pypi.sim/rehearsal/", "registry.sim:5000", "pypi.sim:80"] }).failTargets).toEqual(["pypi.sim:80", "http://pypi.sim/rehearsal/", "registry.sim:5000"]);
+    expect(failTargetProblem("http://pypi.sim")).toBeUndefined();
+    expect(() => normalizeConditions({ failTargets: "pypi.sim:80" as never })).toThrow(/failTargets: got "pypi.sim:80"; expected a list/);
+    expect(() => normalizeConditions({ failTargets: ["https://pypi.sim/x"] })).toThrow(/failTargets: got "https:\/\/pypi.sim\/x"; https:\/\/ goes through a CONNECT tunnel.*host:443/);
+    expect(() => normalizeConditions({ failTargets: ["pypi.sim"] })).toThrow(/expected "host:port" or an absolute http:\/\/ URL prefix/);
+    expect(() => normalizeConditions({ failTargets: ["pypi.sim:0"] })).toThrow(/port 0 is not 1..65535/);
+    expect(() => normalizeConditions({ failTargets: [7] as never })).toThrow(/got 7; expected a string/);
+    // The file is checked before it is written: the proxy would otherwise keep its old conditions.
+    expect(() => writeConditionsFile(join(tmp, "bad.json"), { ...NO_FAULTS, failTargets: ["ftp://x"] })).toThrow(/bad\.json: failTargets/);
+    expect(existsSync(join(tmp, "bad.json"))).toBe(false);
   });
 
   it("rejects bad values naming the field", () => {

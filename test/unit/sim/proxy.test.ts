@@ -189,6 +189,57 @@ describe("sim-proxy egress", () => {
     expect((await exchange(live.port, get("/x"))).text).toMatch(/^HTTP\/1\.1 200/);
   });
 
+  it("failTargets: only matching connections may fail (host:port, or an http:// URL prefix); the others draw nothing", async () => {
+    const host = `origin.test:${originPort}`;
+    const byPrefix = await egress({ failFraction: 1, failTargets: [`http://${host}/rehearsal/`] });
+    expect((await exchange(byPrefix.port, get("/rehearsal/a.txt"))).text).toMatch(/^HTTP\/1\.1 502 /);
+    expect((await exchange(byPrefix.port, get("/simple/"))).text).toMatch(/^HTTP\/1\.1 200 /);
+    expect((await exchange(byPrefix.port, get("/rehearsal/b.txt"))).text).toMatch(/^HTTP\/1\.1 502 /);
+    // A tunnel shows no URL: a URL prefix never fails a CONNECT.
+    const tunnel = await exchange(byPrefix.port, (send, received) => {
+      send(`CONNECT ${host} HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`);
+      const poll = setInterval(() => {
+        if (received().includes("\r\n\r\n")) {
+          clearInterval(poll);
+          send(`GET /rehearsal/c.txt HTTP/1.1\r\nHost: origin.test\r\nConnection: close\r\n\r\n`);
+        }
+      }, 5);
+      setTimeout(() => clearInterval(poll), 5_000);
+    });
+    expect(tunnel.text).toMatch(/^HTTP\/1\.1 200 Connection established/);
+    expect(byPrefix.output.join("")).toMatch(/FAILED 127\.0\.0\.1:\d+ GET http:\/\/origin\.test:\d+\/rehearsal\/a\.txt: injected 502/);
+
+    const byHost = await egress({ failFraction: 1, failTargets: [host] });
+    expect((await exchange(byHost.port, get("/anything"))).text).toMatch(/^HTTP\/1\.1 502 /);
+    const other = await egress({ failFraction: 1, failTargets: ["registry.sim:5000"] });
+    expect((await exchange(other.port, get("/anything"))).text).toMatch(/^HTTP\/1\.1 200 /);
+
+    // Non-matching requests take no draw: the matching ones fail exactly as the same seed fails them alone.
+    const outcomes = async (port: number, paths: string[]) => {
+      const out: string[] = [];
+      for (const p of paths) out.push((await exchange(port, get(p))).text.slice(9, 12));
+      return out;
+    };
+    const only = await egress({ failFraction: 0.5, seed: 11, failTargets: [`http://${host}/rehearsal/`] });
+    const mixed = await egress({ failFraction: 0.5, seed: 11, failTargets: [`http://${host}/rehearsal/`] });
+    const alone = await outcomes(only.port, Array.from({ length: 8 }, (_, i) => `/rehearsal/${i}.txt`));
+    expect(alone).toContain("502");
+    expect(alone).toContain("200");
+    const interleaved = await outcomes(mixed.port, Array.from({ length: 16 }, (_, i) => (i % 2 ? `/rehearsal/${(i - 1) / 2}.txt` : "/simple/")));
+    expect(interleaved.filter((_, i) => i % 2 === 0).every((s) => s === "200")).toBe(true);
+    expect(interleaved.filter((_, i) => i % 2 === 1)).toEqual(alone);
+  });
+
+  it("keeps its conditions when failTargets in the file is invalid (rather than failing everything)", async () => {
+    const file = join(dir, "targets.json");
+    writeFileSync(file, JSON.stringify({ failFraction: 0 }));
+    const live = await startProxy(["--mode", "egress", "--credentials-file", join(dir, "proxy-url"), "--allow", `origin.test:${originPort}`, "--resolve", "origin.test=127.0.0.1", "--conditions", file]);
+    expect((await exchange(live.port, get("/x"))).text).toMatch(/^HTTP\/1\.1 200/);
+    writeFileSync(file, JSON.stringify({ failFraction: 1, failTargets: ["https://pypi.sim/"] }));
+    expect((await exchange(live.port, get("/x"))).text).toMatch(/^HTTP\/1\.1 200/);
+    expect(live.output.join("")).toMatch(/failTargets entry 'https:\/\/pypi\.sim\/': https:\/\/ goes through a CONNECT tunnel/);
+  });
+
   it("latencyMs delays every connection", async () => {
     const fast = await egress();
     const slow = await egress({ latencyMs: 400 });

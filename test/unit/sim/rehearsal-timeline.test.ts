@@ -36,13 +36,17 @@ describe("fault timelines", () => {
     expect(dueEvents(t, { started: 5, finished: 5, total: 10 }, new Set()).map((e) => e.name)).toEqual(["a", "b"]);
   });
 
-  it("the CI timeline closes the proxy window before its stop", () => {
+  it("the CI timeline keeps the proxy window open until every downloads task is done, then stops", () => {
     const t = scenario("rehearsal-ci.json");
-    expect(dueEvents(t, { started: 12, finished: 6, total: 12 }, new Set(["proxy-502-window-opens"])).map((e) => e.name)).toEqual(["proxy-502-window-closes", "graceful-stop"]);
+    const behaviourOf = new Map([["rank-tree", "downloads"], ["cache-shader", "solves"]]);
+    const opened = new Set(["proxy-502-window-opens"]);
+    expect(dueEvents(t, { started: 12, finished: 6, total: 12, finishedTasks: new Set(["cache-shader"]) }, opened, behaviourOf)).toEqual([]);
+    expect(dueEvents(t, { started: 12, finished: 6, total: 12, finishedTasks: new Set(["rank-tree"]) }, opened, behaviourOf).map((e) => e.name)).toEqual(["proxy-502-window-closes", "graceful-stop"]);
+    expect(() => dueEvents(t, { started: 12, finished: 6, total: 12 }, opened, new Map())).toThrow(/no task of this run has behaviour downloads/);
     expect(t.events.map(describeEvent)).toEqual([
       "proxy-502-window-opens: proxy fails 100% of connections to pypi.sim:80 with 502, after 1 trial(s) started",
-      "proxy-502-window-closes: proxy failures off, at 50% of trials finished",
-      "graceful-stop: graceful stop (destroy of the run stack), at 50% of trials finished",
+      "proxy-502-window-closes: proxy failures off, at 50% of trials finished and every downloads task done",
+      "graceful-stop: graceful stop (destroy of the run stack), at 50% of trials finished and every downloads task done",
     ]);
   });
 

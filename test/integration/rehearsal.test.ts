@@ -1,0 +1,73 @@
+// The reduced rehearsal of seed 000's run (bench/rehearsal.ts is the full one), on a sim instance of its
+// own (slot 10): 12 tasks with known outcomes (every behaviour of sim/rehearsal/tasks.ts), 6 concurrent
+// trials, the package index failing through the proxy while the first half runs, a graceful stop (destroy
+// of the run stack) at half the trials, `reprobench resume --stack`, a rerun of the infra-hit tasks, and
+// the audit over every pass against the ground truth, raw and corrected. Also the address-pool pitfall
+// (docker's default pools refuse networks, the stack's do not) and the leak check after the last pass.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SimStack } from "../helpers/sim-stack";
+import { rehearsalCluster, type RehearsalResult, rehearse } from "../helpers/rehearsal";
+
+const instance = { name: "rehearse-ci", slot: 10 };
+const log = (m: string) => console.log(m);
+let sim: SimStack | undefined;
+let result: RehearsalResult;
+
+beforeAll(async () => {
+  sim = await rehearsalCluster(instance, log);
+  result = await rehearse(sim, {
+    instance,
+    tasks: 12,
+    seed: 0,
+    trials: 6,
+    agents: 6,
+    timeline: "sim/scenarios/rehearsal-ci.json",
+    pitfall: { leftoverNetworks: 10, projects: 25 },
+    deadlineMinutes: 25,
+    log,
+  });
+});
+
+afterAll(async () => {
+  await sim?.cleanup();
+});
+
+describe("reduced rehearsal", () => {
+  it("the proxy fault opened while trials ran and the job was stopped gracefully before it was done", () => {
+    expect(result.events.map((e) => e.name)).toEqual(["proxy-502-window-opens", "proxy-502-window-closes", "graceful-stop"]);
+    const stop = result.events.find((e) => e.name === "graceful-stop")!;
+    expect(stop.finished).toBeLessThan(12);
+    expect(result.passes.map((p) => p.name)).toEqual(result.rerunJobName ? ["first run", "resume", "rerun"] : ["first run", "resume"]);
+  });
+
+  it("the audit over every pass equals the ground truth, raw and corrected with the verdicts file", () => {
+    expect(result.comparison.mismatches).toEqual([]);
+    for (const row of [...result.comparison.raw, ...result.comparison.corrected]) expect(row, row.what).toMatchObject({ equal: true });
+    // Every behaviour left its mark: a pass, a failure, the three error kinds.
+    const exceptions = result.comparison.raw.filter((r) => r.truth > 0).map((r) => r.what);
+    expect(exceptions).toEqual(expect.arrayContaining(["passed", "failed", "errored", "AgentTimeoutError", "VerifierTimeoutError", "RuntimeError"]));
+  });
+
+  it("the downloads verifiers the proxy broke were found as infra-hit (HTTP 502 evidence) and rerun", () => {
+    const hit = result.audits.beforeRerun.tasks.filter((t) => t.trials.some((x) => x.evidence.some((e) => e.signature === "proxy-502")));
+    expect(hit.map((t) => t.task).sort()).toEqual(result.infraHit.filter((t) => hit.some((h) => h.task === t)));
+    expect(result.infraHit.length).toBeGreaterThan(0);
+    expect(result.rerunJobName).not.toBeNull();
+  });
+
+  it("docker's default pools run out under the projects plus a killed run's networks; the stack's pools do not", () => {
+    const [defaults, stacks] = result.pitfall;
+    expect(defaults.failed).toBeGreaterThan(0);
+    expect(defaults.firstError).toMatch(/all predefined address pools have been fully subnetted|could not find an available, non-overlapping IPv4 address pool/);
+    expect(stacks).toMatchObject({ pools: "the stack's", failed: 0 });
+  });
+
+  it("nothing of a trial is left on the runner and every job dir is complete", () => {
+    expect(result.leaks).toEqual({ containers: 0, networks: 0, composeProjects: 0, incompleteTrialDirs: 0, jobsUnfinished: 0 });
+  });
+
+  it("status, read while the job ran, estimated its end", () => {
+    expect(result.etaSamples.length).toBeGreaterThan(0);
+    expect(result.etaSamples.some((s) => s.finishAt !== null)).toBe(true);
+  });
+});
