@@ -1,7 +1,9 @@
 import { defineConfig } from "vitest/config";
 
 // Two projects: `unit` (pure functions, Pulumi mocks; seconds) and `integration` (the real engine on
-// the simulated cluster; minutes). Integration files run one at a time: they share the sim hosts.
+// the simulated cluster; minutes). Integration files may run side by side (scripts/test.sh passes
+// --maxWorkers): each sim suite has a sim instance of its own (its slot) and mostly waits on its hosts;
+// the images they share are built once first (test/helpers/integration-setup.ts).
 export default defineConfig({
   test: {
     projects: [
@@ -20,9 +22,8 @@ export default defineConfig({
           include: ["test/integration/**/*.test.ts"],
           testTimeout: 45 * 60_000,
           hookTimeout: 45 * 60_000,
-          // One file at a time: they share the simulated hosts.
+          globalSetup: ["test/helpers/integration-setup.ts"],
           pool: "forks",
-          poolOptions: { forks: { singleFork: true } },
         },
       },
     ],

@@ -25,8 +25,9 @@ export interface RemoteJob {
   dispose(): void;
 }
 
-function remoteScript(root: string, name: string): string {
-  return fs.readFileSync(path.join(root, "results", "remote", `${name}.sh`), "utf8");
+/** A script of results/remote/, from this checkout (the stack files may live in another directory). */
+function remoteScript(name: string): string {
+  return fs.readFileSync(path.join(__dirname, "..", "results", "remote", `${name}.sh`), "utf8");
 }
 
 /** Reads a stack's job from its runner (JSON files only) into a temporary copy. */
@@ -39,7 +40,7 @@ export async function fetchRemoteJob(where: { root: string; env?: Record<string,
   if (!JOB_NAME.test(name)) throw new Error(`--job: got '${name}'; expected a job name (letters, digits, '.', '_', '-')`);
   const runner = connectionOf(access, access.cluster.runner);
   const remoteDir = path.posix.join(access.jobsDir, name);
-  const encoded = await runRemoteScript(runner, remoteScript(root, "job-files"), { JOB_DIR: remoteDir }, { timeoutMs: 120_000 });
+  const encoded = await runRemoteScript(runner, remoteScript("job-files"), { JOB_DIR: remoteDir }, { timeoutMs: 120_000 });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "reprobench-job-"));
   const dispose = () => fs.rmSync(tmp, { recursive: true, force: true });
   try {
@@ -80,14 +81,14 @@ export function passUnit(kind: RemotePass["kind"], jobName: string): string {
 }
 
 /** Runs the pass on the runner; resolves to what harbor-pass.sh reported (and its log path). */
-export async function runRemotePass(root: string, remote: Pick<RemoteJob, "access" | "runner">, pass: RemotePass): Promise<{ unit: string; log: string; exitStatus: string | null }> {
+export async function runRemotePass(remote: Pick<RemoteJob, "access" | "runner">, pass: RemotePass): Promise<{ unit: string; log: string; exitStatus: string | null; logTail: string }> {
   if (!remote.access.apiKey) throw new Error(`the outputs of ${remote.access.owner ? `stack '${remote.access.owner}'` : `stack '${remote.access.stack}'`} have no sglangApiKey: Harbor's agent needs it to reach the model`);
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
   const unit = passUnit(pass.kind, pass.jobName);
   const log = path.posix.join(remote.access.cluster.harbor.workDir, "logs", `${pass.jobName}.${pass.kind}-${stamp}.log`);
   const out = await runRemoteScript(
     remote.runner,
-    remoteScript(root, "harbor-pass"),
+    remoteScript("harbor-pass"),
     {
       WORK_DIR: pass.cwd,
       UNIT: unit,
@@ -105,6 +106,8 @@ export async function runRemotePass(root: string, remote: Pick<RemoteJob, "acces
     { timeoutMs: pass.wait ? 12 * 3600_000 : 120_000 },
   );
   const last = out.trim().split("\n").pop() ?? "{}";
-  const reported = JSON.parse(last) as { exitStatus: string | null };
-  return { unit, log, exitStatus: reported.exitStatus };
+  const reported = JSON.parse(last) as { exitStatus: string | null; logTail?: string };
+  // Harbor's log may echo what it was started with: never print the key.
+  const logTail = (reported.logTail ?? "").split(remote.access.apiKey).join("[secret]");
+  return { unit, log, exitStatus: reported.exitStatus, logTail };
 }

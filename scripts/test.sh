@@ -33,8 +33,10 @@ command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmu
 
 results=$(mktemp -d)
 # Vitest's summary plus one plain "N passed, N failed" line for the whole suite at the end.
-vitest_run() { # $1 = project
-  npx vitest run --project "$1" --reporter=default --reporter=json --outputFile.json="$results/$1.json"
+vitest_run() { # $1 = project, then more vitest flags
+  local project=$1
+  shift
+  npx vitest run --project "$project" --reporter=default --reporter=json --outputFile.json="$results/$project.json" "$@"
 }
 summary() {
   # shellcheck disable=SC2016 # JavaScript, not shell
@@ -55,5 +57,9 @@ if [ "$unit_only" = 1 ]; then summary; exit 0; fi
 step "docker engine"
 bash scripts/dockerd.sh
 step "integration tests"
-vitest_run integration
+# Side by side, each suite on a sim instance of its own: they mostly wait on their hosts (docker, model
+# loads, Harbor), so three at a time on two cores take about half the serial time.
+parallel=${REPROBENCH_ITEST_PARALLEL:-3}
+case "$parallel" in ''|*[!0-9]*|0) echo "REPROBENCH_ITEST_PARALLEL: got '$parallel'; expected a positive integer" >&2; exit 2;; esac
+vitest_run integration --maxWorkers="$parallel" --minWorkers=1
 summary

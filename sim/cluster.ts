@@ -846,9 +846,9 @@ async function ensureEgressDrop(plan: ClusterPlan, log: Log): Promise<void> {
   const bridge = await networkBridge(plan.network.name);
   if (!bridge) return;
   const rule = egressDropRule(bridge, plan.network.subnet, plan.instance);
-  if ((await run(["iptables", "-C", ...rule], { timeoutMs: 20_000 })).code === 0) return;
+  if ((await run(["iptables", "-w", "-C", ...rule], { timeoutMs: 20_000 })).code === 0) return;
   await removeEgressDrop(plan.instance, () => undefined); // a rule for an older bridge of this instance
-  const added = await run(["iptables", "-I", ...rule], { timeoutMs: 20_000 });
+  const added = await run(["iptables", "-w", "-I", ...rule], { timeoutMs: 20_000 });
   if (added.code !== 0) {
     log(`warning: cannot add the iptables rule that keeps ${plan.network.name} from reaching anything beyond ${plan.network.subnet} (${(added.stderr.trim() || `exit ${added.code}`).split("\n")[0]}); the hosts can still reach the machine's other networks`);
   }
@@ -856,13 +856,13 @@ async function ensureEgressDrop(plan: ClusterPlan, log: Log): Promise<void> {
 
 /** Removes an instance's DOCKER-USER egress rules (by their comment). */
 async function removeEgressDrop(instance: SimInstance, log: Log): Promise<void> {
-  const listed = await run(["iptables", "-S", "DOCKER-USER"], { timeoutMs: 20_000 });
+  const listed = await run(["iptables", "-w", "-S", "DOCKER-USER"], { timeoutMs: 20_000 });
   if (listed.code !== 0) return;
   for (const line of listed.stdout.split("\n")) {
     // `iptables -S` quotes comments: -A DOCKER-USER ! -d 172.31.251.0/24 -i rbsim1 -m comment --comment "reprobench-sim-egress:itest" -j DROP
     const args = line.trim().split(/\s+/).map((a) => a.replace(/^"(.*)"$/, "$1"));
     if (args[0] !== "-A" || args[1] !== "DOCKER-USER" || args[args.indexOf("--comment") + 1] !== egressComment(instance)) continue;
-    const r = await run(["iptables", "-D", ...args.slice(1)], { timeoutMs: 20_000 });
+    const r = await run(["iptables", "-w", "-D", ...args.slice(1)], { timeoutMs: 20_000 });
     if (r.code !== 0) log(`warning: could not remove iptables rule '${line}': ${r.stderr.trim()}`);
   }
 }

@@ -200,7 +200,7 @@ async function resumeJob(
   const edited = [...new Set(plan.edits.map((e) => e.file))].map((file) => ({ file, content: `${JSON.stringify(file === "config.json" ? plan.config : plan.lock, null, 4)}\n` }));
   if (remote) {
     const files = edited.map((e) => ({ path: path.posix.join(jobDir, e.file), content: e.content }));
-    const ran = await runRemotePass(ctx.root, remote, { kind: "resume", jobName: job.name, jobDir, argv: plan.argv, cwd: plan.cwd, files, wait: values.wait === true });
+    const ran = await runRemotePass(remote, { kind: "resume", jobName: job.name, jobDir, argv: plan.argv, cwd: plan.cwd, files, wait: values.wait === true });
     return reportRemotePass(ran, values.wait === true, remote.access.stack);
   }
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
@@ -214,13 +214,14 @@ async function resumeJob(
 }
 
 /** What a pass on the runner did, and how to follow it. */
-function reportRemotePass(ran: { unit: string; log: string; exitStatus: string | null }, waited: boolean, stack: string): number {
+function reportRemotePass(ran: { unit: string; log: string; exitStatus: string | null; logTail: string }, waited: boolean, stack: string): number {
   if (!waited) {
     console.log(`started ${ran.unit} on the runner; log ${ran.log} (reprobench status --stack ${stack} follows the job)`);
     return 0;
   }
   const status = ran.exitStatus === null || ran.exitStatus === "" ? 0 : Number(ran.exitStatus);
   console.log(`${ran.unit} exited with status ${Number.isFinite(status) ? status : ran.exitStatus}; log ${ran.log}`);
+  if (status !== 0 && ran.logTail) console.error(`the log's last lines:\n${ran.logTail.replace(/^/gm, "  | ")}`);
   return Number.isFinite(status) ? status : 1;
 }
 
@@ -292,7 +293,7 @@ async function rerunJob(
   }
   if (remote) {
     const files = [{ path: plan.configFile, content: `${JSON.stringify(plan.config, null, 2)}\n` }];
-    const ran = await runRemotePass(ctx.root, remote, { kind: "rerun", jobName: plan.jobName, jobDir: path.posix.join(plan.jobsDir, plan.jobName), argv: plan.argv, cwd: plan.jobsDir, files, wait: values.wait === true });
+    const ran = await runRemotePass(remote, { kind: "rerun", jobName: plan.jobName, jobDir: path.posix.join(plan.jobsDir, plan.jobName), argv: plan.argv, cwd: plan.jobsDir, files, wait: values.wait === true });
     const code = reportRemotePass(ran, values.wait === true, remote.access.stack);
     console.log(`when it finishes: reprobench pull --stack ${remote.access.stack} --job ${plan.jobName}, then audit both job dirs`);
     return code;

@@ -14,7 +14,7 @@ WAIT_TIMEOUT_SECS=${WAIT_TIMEOUT_SECS:-43200}
 STOP_TIMEOUT_SECS=${STOP_TIMEOUT_SECS:-900}
 die() { echo "harbor-pass: $*" >&2; exit 1; }
 say() { echo "harbor-pass: $*" >&2; }
-for tool in systemd-run systemctl base64; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
+for tool in systemd-run systemctl base64 jq; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
 is_active() { local s; s=$(systemctl is-active "$1" 2>/dev/null || true); [ "$s" = active ] || [ "$s" = activating ] || [ "$s" = deactivating ]; }
 is_active "$UNIT" && die "$UNIT is already running: one pass at a time per job (systemctl status $UNIT)"
 
@@ -62,9 +62,12 @@ if [ "$WAIT" = 1 ]; then
     [ "$SECONDS" -lt "$deadline" ] || die "$UNIT still running after ${WAIT_TIMEOUT_SECS}s; it keeps running (log $LOG_FILE)"
     sleep 2
   done
-  result=$(systemctl show "$UNIT" --property=ExecMainStatus --value 2>/dev/null || echo "")
+  # A unit that exited 0 is unloaded at once (no status left to read); a failed one stays, with its status.
+  result=$(systemctl show "$UNIT" --property=ExecMainStatus --value 2>/dev/null || true)
   say "$UNIT exited${result:+ with status $result}"
-  printf '{"unit":"%s","exitStatus":"%s"}\n' "$UNIT" "${result:-unknown}"
+  tail_text=
+  [ "${result:-0}" = 0 ] || tail_text=$(tail -n 25 "$LOG_FILE" 2>/dev/null || true)
+  jq -cn --arg unit "$UNIT" --arg status "${result:-0}" --arg tail "$tail_text" '{unit: $unit, exitStatus: $status, logTail: $tail}'
 else
-  printf '{"unit":"%s","exitStatus":null}\n' "$UNIT"
+  jq -cn --arg unit "$UNIT" '{unit: $unit, exitStatus: null, logTail: ""}'
 fi

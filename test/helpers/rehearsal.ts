@@ -85,17 +85,22 @@ export interface RehearsalResult {
 const RUNNER = "worker-b";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The job dir on the runner: trials started (config.json) and finished (result.json), Harbor's total, networks and running trial containers. */
+/**
+ * The job dir on the runner: trials started (config.json) and finished (a result.json that is not a
+ * cancellation: a stopped trial is run again by the resume), Harbor's total, networks and running trial
+ * containers, and the tasks finished.
+ */
 async function progress(sim: SimStack, jobDir: string): Promise<{ started: number; finished: number; total: number; networks: number; running: number; done: boolean; finishedTasks: Set<string> }> {
-  const out = await sim.ssh(
-    RUNNER,
-    `cd ${jobDir} 2>/dev/null || { echo "0 0 0 0 0 0"; exit 0; }; s=0; f=0; names=; for d in */; do d=\${d%/}; [ -f "$d/config.json" ] || continue; s=$((s+1)); if [ -f "$d/result.json" ]; then f=$((f+1)); names="$names \${d%%__*}"; fi; done; ` +
-      `t=$(jq -r '.n_total_trials // 0' result.json 2>/dev/null || echo 0); done=$(jq -r 'if .finished_at then 1 else 0 end' result.json 2>/dev/null || echo 0); ` +
-      `n=$(docker network ls -q --filter label=com.docker.compose.project | wc -l); r=$(docker ps -q --filter label=com.docker.compose.project | wc -l); echo "$s $f $t $n $r $done$names"`,
-  );
-  const [started, finished, total, networks, running, done, ...names] = out.trim().split(/\s+/);
+  const script = `cd ${jobDir} 2>/dev/null || { echo "0 0 0 0 0"; exit 0; }
+s=0; for d in */; do [ -f "$d/config.json" ] && s=$((s+1)); done
+names=$(cat ./*/result.json 2>/dev/null | jq -r 'select((.exception_info.exception_type // "") != "CancelledError") | .task_name' 2>/dev/null | tr '\n' ' ' || true)
+t=$(jq -r '.n_total_trials // 0' result.json 2>/dev/null || echo 0)
+done=$(jq -r 'if .finished_at then 1 else 0 end' result.json 2>/dev/null || echo 0)
+n=$(docker network ls -q --filter label=com.docker.compose.project | wc -l); r=$(docker ps -q --filter label=com.docker.compose.project | wc -l)
+echo "$s $t $n $r $done $names"`;
+  const [started, total, networks, running, done, ...names] = (await sim.ssh(RUNNER, "bash -s", Buffer.from(script))).trim().split(/\s+/);
   const n = Number;
-  return { started: n(started), finished: n(finished), total: n(total), networks: n(networks), running: n(running), done: done === "1", finishedTasks: new Set(names) };
+  return { started: n(started), finished: names.length, total: n(total), networks: n(networks), running: n(running), done: done === "1", finishedTasks: new Set(names) };
 }
 
 /** `reprobench status --stack <stack> --json` on the project copy. */
@@ -172,7 +177,13 @@ export async function rehearse(sim: SimStack, o: RehearsalOptions): Promise<Rehe
   const runStack = await sim.project.stack("rehearsal", "Pulumi.rehearsal.yaml");
   const config = tracked.config;
   config["reprobench:dataset"] = { ...config["reprobench:dataset"], repo: prepare.repoUrl, commit: prepare.commit, expectedTaskCount: prepare.taskCount };
-  config["reprobench:run"] = { ...config["reprobench:run"], waitForCompletion: false, nConcurrentTrials: o.trials, nConcurrentAgents: o.agents };
+  config["reprobench:run"] = {
+    ...config["reprobench:run"],
+    waitForCompletion: false,
+    nConcurrentTrials: o.trials,
+    nConcurrentAgents: o.agents,
+    jobNamePrefix: `rehearsal-terminus2-sim${o.tasks}-c${o.trials}-a${o.agents}-agent6x`,
+  };
   fs.writeFileSync(runFile, YAML.stringify({ config }));
 
   const upStart = Date.now();
@@ -334,7 +345,13 @@ export async function rehearse(sim: SimStack, o: RehearsalOptions): Promise<Rehe
   };
 }
 
-/** The cluster stack for a rehearsal: the local stack on the instance, without its own 3-task job. */
+/** The cluster stack for a rehearsal: the local stack on the instance with Harbor, without its own 3-task job. */
 export function rehearsalCluster(instance: SimInstance, log?: (m: string) => void): Promise<SimStack> {
-  return simStack(instance, { baseline: (c) => (c["reprobench:run"] = { enabled: false }), log });
+  return simStack(instance, {
+    baseline: (c) => {
+      c["reprobench:run"] = { enabled: false };
+      c["reprobench:harbor"] = { ...c["reprobench:harbor"], enabled: true };
+    },
+    log,
+  });
 }

@@ -1,0 +1,14 @@
+// Global setup of the integration project: the docker engine and every sim image, built once before the
+// suites start side by side (each on its own sim instance), so that no two suites build the same image at
+// the same time; their own `sim up` then finds every image up to date.
+import { ensureDockerEngine } from "../../sim/cluster";
+import { buildImages, datasetTaskDirs, imageSpecs, resolveImages } from "../../sim/images";
+import { repoRoot } from "./project";
+
+export default async function setup(): Promise<void> {
+  const log = (m: string) => console.log(`integration setup: ${m}`);
+  const started = Date.now();
+  await ensureDockerEngine(repoRoot, log);
+  const { built } = await buildImages(resolveImages(imageSpecs(repoRoot, datasetTaskDirs(repoRoot)), repoRoot), repoRoot, log);
+  log(`${built.length} image(s) built in ${((Date.now() - started) / 1000).toFixed(0)}s`);
+}
