@@ -294,8 +294,12 @@ export function planRerun(jobDir: string, config: HarborConfig, trials: readonly
       const known = [...new Set(trials.map((t) => t.task))].sort();
       throw new Error(`task '${wanted}' has no trial with a task reference in ${jobDir} (known tasks: ${known.slice(0, 8).join(", ")}${known.length > 8 ? ", …" : ""})`);
     }
-    const key = JSON.stringify(trial.config!.task);
-    if (!seen.has(key)) refs.push(trial.config!.task);
+    // Without `source`: Harbor 0.21 keeps metrics only for the job's datasets (and "adhoc"), so a task
+    // whose source names a dataset the rerun job does not list crashes its live metric display
+    // (job.py _update_metric_display: IndexError) when the first trial ends. Found by the rehearsal.
+    const { source: _source, ...ref } = asRecord(trial.config!.task);
+    const key = JSON.stringify(ref);
+    if (!seen.has(key)) refs.push(ref);
     seen.add(key);
   }
   const stamp = (opts.now ?? new Date()).toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-");

@@ -139,7 +139,7 @@ describe("resume / rerun", () => {
     expect(await rerun.run([jobDir, "c", "--job-name", "run1-fix", "--api-base", "http://10.9.9.9:30000/v1", "--harbor", FAKE_HARBOR])).toBe(0);
     delete process.env.FAKE_HARBOR_LOG;
     const cfg = JSON.parse(fs.readFileSync(path.join(jobsDir, "run1-fix.job.json"), "utf8"));
-    expect(cfg.tasks).toEqual([{ path: "/data/tb21/tasks/c", source: "tasks" }]);
+    expect(cfg.tasks).toEqual([{ path: "/data/tb21/tasks/c" }]);
     expect(cfg.agents[0].kwargs.api_base).toBe("http://10.9.9.9:30000/v1");
     expect(harborLog(log).args).toEqual(["run", "-c", path.join(jobsDir, "run1-fix.job.json"), "--job-name", "run1-fix", "--jobs-dir", jobsDir, "-y"]);
     expect(out.join("\n")).toContain(`reprobench audit ${jobDir} ${path.join(jobsDir, "run1-fix")}`);
