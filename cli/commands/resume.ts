@@ -295,7 +295,7 @@ async function rerunJob(
     const files = [{ path: plan.configFile, content: `${JSON.stringify(plan.config, null, 2)}\n` }];
     const ran = await runRemotePass(remote, { kind: "rerun", jobName: plan.jobName, jobDir: path.posix.join(plan.jobsDir, plan.jobName), argv: plan.argv, cwd: plan.jobsDir, files, wait: values.wait === true });
     const code = reportRemotePass(ran, values.wait === true, remote.access.stack);
-    console.log(`when it finishes: reprobench pull --stack ${remote.access.stack} --job ${plan.jobName}, then audit both job dirs`);
+    console.log(`${values.wait === true ? "now" : "when it finishes"}: reprobench pull --stack ${remote.access.stack} --job ${plan.jobName}, then audit both job dirs`);
     return code;
   }
   if (fs.existsSync(path.join(plan.jobsDir, plan.jobName))) throw new Error(`${path.join(plan.jobsDir, plan.jobName)} already exists; pick another --job-name`);
