@@ -83,6 +83,18 @@ function readJsonFile(file: string): HarborConfig | null {
 
 const commandLine = (argv: string[]): string => argv.map(shellQuote).join(" ");
 
+/** The options of the `--stack` form, shared by resume and rerun. */
+const REMOTE_OPTIONS = { stack: { type: "string" }, job: { type: "string" }, wait: { type: "boolean" } } as const;
+
+/** What is wrong with the `--stack` options of `command`, or null. */
+function remoteUsageProblem(command: string, values: { stack?: string; job?: string; wait?: boolean; harbor?: string }): string | null {
+  if (values.stack === undefined) {
+    const stray = (["job", "wait"] as const).find((k) => values[k] !== undefined);
+    return stray ? `reprobench ${command}: --${stray} needs --stack` : null;
+  }
+  return values.harbor !== undefined ? `reprobench ${command}: --harbor is for a local job dir; with --stack Harbor is the runner's (harbor.venv)` : null;
+}
+
 /** Runs Harbor with inherited stdio; resolves to its exit code. */
 function runHarbor(argv: string[], cwd: string, env: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -122,9 +134,7 @@ export async function runResume(args: string[], ctx: PassContext): Promise<numbe
       "n-concurrent": { type: "string" },
       "dry-run": { type: "boolean" },
       harbor: { type: "string" },
-      stack: { type: "string" },
-      job: { type: "string" },
-      wait: { type: "boolean" },
+      ...REMOTE_OPTIONS,
       help: { type: "boolean", short: "h" },
     },
   });
@@ -132,17 +142,13 @@ export async function runResume(args: string[], ctx: PassContext): Promise<numbe
     console.log(RESUME_HELP);
     return 0;
   }
-  const remoteOnly = (["job", "wait"] as const).filter((k) => values[k] !== undefined && values.stack === undefined);
-  if (remoteOnly.length) {
-    console.error(`reprobench resume: --${remoteOnly[0]} needs --stack\n\n${RESUME_HELP}`);
+  const problem = remoteUsageProblem("resume", values);
+  if (problem) {
+    console.error(`${problem}\n\n${RESUME_HELP}`);
     return 2;
   }
   if (values.stack !== undefined ? positionals.length !== 0 : positionals.length !== 1) {
     console.error(`reprobench resume: give exactly one job dir, or --stack (without a dir)\n\n${RESUME_HELP}`);
-    return 2;
-  }
-  if (values.stack !== undefined && values.harbor !== undefined) {
-    console.error("reprobench resume: --harbor is for a local job dir; with --stack Harbor is the runner's (harbor.venv)");
     return 2;
   }
   const remote = values.stack !== undefined ? await fetchRemoteJob(ctx, values.stack, values.job) : undefined;
@@ -240,9 +246,7 @@ export async function runRerun(args: string[], ctx: PassContext): Promise<number
       "api-base": { type: "string" },
       "dry-run": { type: "boolean" },
       harbor: { type: "string" },
-      stack: { type: "string" },
-      job: { type: "string" },
-      wait: { type: "boolean" },
+      ...REMOTE_OPTIONS,
       help: { type: "boolean", short: "h" },
     },
   });
@@ -250,13 +254,9 @@ export async function runRerun(args: string[], ctx: PassContext): Promise<number
     console.log(RERUN_HELP);
     return 0;
   }
-  const remoteOnly = (["job", "wait"] as const).filter((k) => values[k] !== undefined && values.stack === undefined);
-  if (remoteOnly.length) {
-    console.error(`reprobench rerun: --${remoteOnly[0]} needs --stack\n\n${RERUN_HELP}`);
-    return 2;
-  }
-  if (values.stack !== undefined && values.harbor !== undefined) {
-    console.error("reprobench rerun: --harbor is for a local job dir; with --stack Harbor is the runner's (harbor.venv)");
+  const problem = remoteUsageProblem("rerun", values);
+  if (problem) {
+    console.error(`${problem}\n\n${RERUN_HELP}`);
     return 2;
   }
   const minimum = values.stack !== undefined ? 1 : 2;

@@ -183,12 +183,15 @@ describe("watching a run (real engine, real Harbor, simulated cluster)", () => {
 
   it("after a destroy mid-run: the stack has no outputs, status shows its last job as stopped", async () => {
     sim.editConfig((c) => (c.run = { ...c.run, jobNamePrefix: "sim-stop" }));
+    // Much slower replies (8 s each; the servers are not touched by this up, only the job is new) keep the
+    // trials in their agent phase when the destroy comes, also on a loaded machine.
+    for (const h of sim.plan.hosts) await sim.ssh(h.name, `curl -fsS -X POST -H 'Content-Type: application/json' -d '{"extra_delay_seconds": 8}' http://${h.ip}:30001/_double/state`);
     const up = await sim.stack.up({ onOutput: () => undefined });
     const stopJob = up.outputs.jobName.value as string;
     const stopDir = `${up.outputs.jobsDir.value}/${stopJob}`;
     expect(stopJob).toMatch(/^sim-stop-/);
-    // Bounded wait until Harbor has started trials.
-    await sim.ssh("worker-b", `for i in $(seq 1 120); do [ -n "$(find ${stopDir} -mindepth 2 -maxdepth 2 -name config.json)" ] && exit 0; sleep 1; done; exit 1`);
+    // Bounded wait until a trial's agent runs (its terminal recording has begun, no result yet): that one is cancelled.
+    await sim.ssh("worker-b", `for i in $(seq 1 180); do for d in ${stopDir}/*/; do [ -s "$d/agent/recording.cast" ] && [ ! -f "$d/result.json" ] && exit 0; done; sleep 1; done; exit 1`);
     await sim.stack.destroy({ runProgram: true, onOutput: () => undefined });
     const r = await statusJson();
     const dir = await listing(stopDir);
