@@ -3,14 +3,11 @@
 // StackReference. With the key, the stack checks its dataset out into a directory of its own and
 // pre-pulls its images (TaskDataset + TaskImages, with the owner's runner proxy, registries and mirrors),
 // and the job runs it; without it, only the job is registered, on the owner's dataset, as before.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import * as path from "node:path";
-import * as pulumi from "@pulumi/pulumi";
-import { MockMonitor } from "@pulumi/pulumi/runtime/mocks";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SECRET_PLACEHOLDER, parseConfig, readStackFile } from "../../../infra/config";
 import { publicConfig } from "../../../infra/run-config";
+import { programMocks } from "../../helpers/program-mocks";
 
 const REPO = path.resolve(__dirname, "../../..");
 const COMMIT = "0123456789abcdef0123456789abcdef01234567";
@@ -60,59 +57,19 @@ function mockState(type: string, name: string, inputs: Record<string, unknown>):
   return { ...inputs, stdout: suffix ? stdout[suffix] : "", observed: "ok" };
 }
 
-type RegisterRequest = { getType(): string; getName(): string; getDependenciesList(): string[] };
-const monitor = MockMonitor.prototype as unknown as { registerResource: (req: RegisterRequest, cb: (err: unknown, res?: { getUrn(): string }) => void) => unknown };
-const originalRegister = monitor.registerResource;
 let owner: Record<string, unknown> = {};
-let registered: Registered[] = [];
-const inputsOf = new Map<string, Record<string, unknown>>();
-const sshDir = mkdtempSync(path.join(tmpdir(), "rb-run-dataset-ssh-"));
-const savedSshDir = process.env.REPROBENCH_SSH_DIR;
-const runtime = pulumi.runtime as unknown as { getRootDirectory: () => string };
-const savedRoot = runtime.getRootDirectory;
-beforeAll(() => {
-  process.env.REPROBENCH_SSH_DIR = sshDir;
+const mocks = programMocks({
+  stack: "rehearsal",
+  mockState,
   // The mock monitor's root directory is no directory of this project: Pulumi.local.yaml is the repository's.
-  runtime.getRootDirectory = () => REPO;
-  monitor.registerResource = function (req, cb) {
-    return originalRegister.call(this, req, (err, res) => {
-      if (!err && res) registered.push({ type: req.getType(), name: req.getName(), urn: res.getUrn(), dependencies: [...req.getDependenciesList()], inputs: plain(inputsOf.get(`${req.getType()}::${req.getName()}`) ?? {}) as Record<string, unknown> });
-      cb(err, res);
-    });
-  };
-  pulumi.runtime.setMocks(
-    {
-      newResource: (a) => {
-        inputsOf.set(`${a.type}::${a.name}`, a.inputs as Record<string, unknown>);
-        return { id: `${a.name}-id`, state: mockState(a.type, a.name, a.inputs as Record<string, unknown>) };
-      },
-      call: (a) => a.inputs,
-    },
-    "reprobench",
-    "rehearsal",
-    true,
-  );
-});
-afterAll(() => {
-  monitor.registerResource = originalRegister;
-  runtime.getRootDirectory = savedRoot;
-  pulumi.runtime.setAllConfig({});
-  if (savedSshDir === undefined) delete process.env.REPROBENCH_SSH_DIR;
-  else process.env.REPROBENCH_SSH_DIR = savedSshDir;
-  rmSync(sshDir, { recursive: true, force: true });
+  rootDirectory: REPO,
+  record: (r): Registered => ({ type: r.type, name: r.name, urn: r.urn, dependencies: r.dependencies, inputs: plain(r.inputs) as Record<string, unknown> }),
 });
 
 /** Runs infra/index.ts for the run stack's own keys, against `ownerState` as the local stack's outputs. */
 async function program(config: Record<string, unknown>, ownerState: Record<string, unknown>): Promise<Registered[]> {
   owner = ownerState;
-  registered = [];
-  const mine = registered;
-  pulumi.runtime.setAllConfig(Object.fromEntries(Object.entries(config).map(([k, v]) => [`reprobench:${k}`, typeof v === "string" ? v : JSON.stringify(v)])));
-  vi.resetModules();
-  const mod = (await import("../../../infra/index")) as { default: () => Promise<Record<string, unknown>> };
-  const outputs = await mod.default();
-  await new Promise<void>((resolve) => pulumi.all(Object.values(outputs).filter(pulumi.Output.isInstance)).apply(() => resolve()));
-  return [...mine];
+  return mocks.run(config);
 }
 
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";

@@ -1,83 +1,22 @@
 // Stack swaps: the real program (infra/index.ts) under Pulumi mocks, for a stack that owns seed 000's
 // cluster (Pulumi.a100.yaml) and runs the dev smoke job on it (Pulumi.dev.yaml's run section), once with
 // agent timeout 3× and once at 6× — only the run-level resources may see different inputs.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import * as pulumi from "@pulumi/pulumi";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { stackConfigFromYaml } from "../../../infra/config-stackfile";
+import { CLUSTER_SECRETS, clusterMockState, programMocks } from "../../helpers/program-mocks";
 
 const REPO = path.resolve(__dirname, "../../..");
 
-interface Registered {
-  type: string;
-  name: string;
-  inputs: string;
-}
-
-/** Plausible host-script output for the resources whose stdout later resources parse. */
-function mockState(type: string, name: string, inputs: Record<string, unknown>): Record<string, unknown> {
-  if (type === "random:index/randomPassword:RandomPassword") return { ...inputs, result: "mock-api-key" };
-  if (type === "random:index/randomId:RandomId") return { ...inputs, hex: "0123456789abcdef01234567" };
-  if (type === "docker:index/remoteImage:RemoteImage") return { ...inputs, imageId: `sha256:${name}`, repoDigest: `${String(inputs.name)}@sha256:${name}` };
-  if (type === "pulumi-nodejs:dynamic:Resource" && name.endsWith("-job-name")) return { ...inputs, name: `${String(inputs.prefix)}-${String(inputs.spec)}` };
-  const stdout: Record<string, string> = {
-    "-install": JSON.stringify({ version: "0.21.0", wheelSha256: "c77d", python: "3.13.5", venv: "/v", freeze: "/f" }),
-    "-dataset": JSON.stringify({ identity: "7131e43", count: 2, tasksDir: "/t", taskTomls: { "a/task.toml": '[environment]\ndocker_image = "x/a:1"\n' } }),
-    "-pull": JSON.stringify({ ready: 1, total: 1, images: { "x/a:1": "sha256:1" } }),
-    "-harbor": JSON.stringify({ jobName: "j", jobDir: "/d", log: "/l", unit: "u", pid: 1, state: "running", result: null }),
-    "-facts": JSON.stringify({ user: "root", uid: 0, gid: 0, hostname: name, dockerEngine: "27.5.1", owner: null }),
-    "-sglang-ready": '{"served_model_name":"Qwen/Qwen3.8-27B"}',
-  };
-  const suffix = Object.keys(stdout).find((s) => name.endsWith(s));
-  return { ...inputs, stdout: suffix ? stdout[suffix] : "", observed: "ok" };
-}
-
-// One mock monitor for every run: a component's late registerResourceOutputs must find its URN.
-let registered: Registered[] = [];
-// HostAccess writes the docker provider's key files: keep them out of the home directory.
-const sshDir = mkdtempSync(path.join(tmpdir(), "rb-swap-ssh-"));
-const savedSshDir = process.env.REPROBENCH_SSH_DIR;
-beforeAll(() => {
-  process.env.REPROBENCH_SSH_DIR = sshDir;
-  pulumi.runtime.setMocks(
-    {
-      newResource: (a) => {
-        registered.push({ type: a.type, name: a.name, inputs: JSON.stringify(a.inputs) });
-        return { id: `${a.name}-id`, state: mockState(a.type, a.name, a.inputs) };
-      },
-      call: (a) => a.inputs,
-    },
-    "reprobench",
-    "dev",
-    true,
-  );
+/** Every registration with its inputs as JSON, to compare two runs' inputs by name. */
+const mocks = programMocks({
+  stack: "dev",
+  mockState: clusterMockState(2),
+  secrets: CLUSTER_SECRETS,
+  record: (r) => ({ type: r.type, name: r.name, inputs: JSON.stringify(r.inputs) }),
 });
-afterAll(() => {
-  pulumi.runtime.setAllConfig({});
-  if (savedSshDir === undefined) delete process.env.REPROBENCH_SSH_DIR;
-  else process.env.REPROBENCH_SSH_DIR = savedSshDir;
-  rmSync(sshDir, { recursive: true, force: true });
-});
-
-/** Runs infra/index.ts for a stack config and returns every custom resource with its resolved inputs. */
-async function program(config: Record<string, unknown>): Promise<Registered[]> {
-  registered = [];
-  const mine = registered;
-  const secrets = { sshPrivateKeys: { default: "-----BEGIN OPENSSH PRIVATE KEY-----\nmock\n-----END OPENSSH PRIVATE KEY-----\n" }, proxyUpstream: "http://127.0.0.1:27890" };
-  const all = { ...config, ...secrets };
-  pulumi.runtime.setAllConfig(
-    Object.fromEntries(Object.entries(all).map(([k, v]) => [`reprobench:${k}`, typeof v === "string" ? v : JSON.stringify(v)])),
-    Object.keys(secrets).map((k) => `reprobench:${k}`),
-  );
-  vi.resetModules();
-  const mod = (await import("../../../infra/index")) as { default: () => Promise<Record<string, unknown>> };
-  const outputs = await mod.default();
-  // Every resource is registered once the outputs the program returns resolve.
-  await new Promise<void>((resolve) => pulumi.all(Object.values(outputs).filter(pulumi.Output.isInstance)).apply(() => resolve()));
-  return [...mine];
-}
+const program = (config: Record<string, unknown>) => mocks.run(config);
 
 /** Pulumi.a100.yaml (the cluster) with Pulumi.dev.yaml's run at the given agent timeout multiplier. */
 function devConfig(agentTimeoutMultiplier: number): Record<string, unknown> {

@@ -1,0 +1,161 @@
+// The real program (infra/index.ts) under Pulumi mocks, for unit tests that check what it registers: one
+// mock monitor for the whole file, whose registrations are recorded in the order the monitor answers them,
+// the stack config given as `reprobench:*` keys (some of them secret), and the program run afresh each time
+// (vi.resetModules, so no module keeps state from the previous config). Call programMocks() at the top
+// level of a test file: it installs the mocks in beforeAll and restores what it changed in afterAll.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { MockMonitor } from "@pulumi/pulumi/runtime/mocks";
+import { afterAll, beforeAll, vi } from "vitest";
+
+/** One resource registration as the mock monitor answered it. */
+export interface Registration {
+  type: string;
+  name: string;
+  urn: string;
+  /** The parent's URN ("" for none). */
+  parent: string;
+  dependencies: string[];
+  /** Alias specs: the parent URN a resource had (same name and type). */
+  aliasParents: string[];
+  /** The inputs newResource was given (secrets still wrapped). */
+  inputs: Record<string, unknown>;
+}
+
+/** What newResource answers as a resource's state (its outputs), from its type, name and inputs. */
+export type MockState = (type: string, name: string, inputs: Record<string, unknown>) => Record<string, unknown>;
+
+export interface ProgramMocksOptions<R> {
+  /** The stack the program runs as (the project is `reprobench`); it names the URNs. */
+  stack: string;
+  mockState: MockState;
+  /** What a test keeps of each registration; default all of it. */
+  record?: (r: Registration) => R;
+  /** Answered by pulumi.runtime.getRootDirectory() (the directory the program reads project files from). */
+  rootDirectory?: string;
+  /** Config set for every run and marked secret (keys without the `reprobench:` prefix); default none. */
+  secrets?: Record<string, unknown>;
+}
+
+export interface ProgramMocks<R> {
+  /** Runs infra/index.ts with `config` (keys without the prefix) and returns what it registered. */
+  run(config: Record<string, unknown>): Promise<R[]>;
+}
+
+/** The secrets a cluster-owning stack's config needs (an SSH key for every host, the upstream proxy). */
+export const CLUSTER_SECRETS: Record<string, unknown> = {
+  sshPrivateKeys: { default: "-----BEGIN OPENSSH PRIVATE KEY-----\nmock\n-----END OPENSSH PRIVATE KEY-----\n" },
+  proxyUpstream: "http://127.0.0.1:27890",
+};
+
+/**
+ * Plausible host-script output for the resources of a cluster-owning stack whose stdout later resources
+ * parse (one task, image x/a:1, in a dataset of `datasetCount` tasks), and outputs for the random and
+ * docker resources and the job name.
+ */
+export function clusterMockState(datasetCount: number): MockState {
+  return (type, name, inputs) => {
+    if (type === "random:index/randomPassword:RandomPassword") return { ...inputs, result: "mock-api-key" };
+    if (type === "random:index/randomId:RandomId") return { ...inputs, hex: "0123456789abcdef01234567" };
+    if (type === "docker:index/remoteImage:RemoteImage") return { ...inputs, imageId: `sha256:${name}`, repoDigest: `${String(inputs.name)}@sha256:${name}` };
+    if (type === "pulumi-nodejs:dynamic:Resource" && name.endsWith("-job-name")) return { ...inputs, name: `${String(inputs.prefix)}-${String(inputs.spec)}` };
+    const stdout: Record<string, string> = {
+      "-install": JSON.stringify({ version: "0.21.0", wheelSha256: "c77d", python: "3.13.5", venv: "/v", freeze: "/f" }),
+      "-dataset": JSON.stringify({ identity: "7131e43", count: datasetCount, tasksDir: "/t", taskTomls: { "a/task.toml": '[environment]\ndocker_image = "x/a:1"\n' } }),
+      "-pull": JSON.stringify({ ready: 1, total: 1, images: { "x/a:1": "sha256:1" } }),
+      "-harbor": JSON.stringify({ jobName: "j", jobDir: "/d", log: "/l", unit: "u", pid: 1, state: "running", result: null }),
+      "-facts": JSON.stringify({ user: "root", uid: 0, gid: 0, hostname: name, dockerEngine: "27.5.1", owner: null }),
+      "-sglang-ready": '{"served_model_name":"Qwen/Qwen3.8-27B"}',
+    };
+    const suffix = Object.keys(stdout).find((s) => name.endsWith(s));
+    return { ...inputs, stdout: suffix ? stdout[suffix] : "", observed: "ok" };
+  };
+}
+
+type RegisterRequest = {
+  getType(): string;
+  getName(): string;
+  getParent(): string;
+  getDependenciesList(): string[];
+  getAliasesList(): { getSpec(): { getParenturn(): string } | undefined }[];
+};
+type RegisterCallback = (err: unknown, res?: { getUrn(): string }) => void;
+
+/** Installs the mocks for this test file (beforeAll/afterAll) and returns the program's runner. */
+export function programMocks<R = Registration>(options: ProgramMocksOptions<R>): ProgramMocks<R> {
+  const record = options.record ?? ((r: Registration) => r as unknown as R);
+  const secrets = options.secrets ?? {};
+  // The URN, parent, dependencies and aliases are only in the monitor's request and answer, the inputs only
+  // in newResource: the monitor's registerResource is wrapped to join them.
+  const monitor = MockMonitor.prototype as unknown as { registerResource: (req: RegisterRequest, cb: RegisterCallback) => unknown };
+  const originalRegister = monitor.registerResource;
+  const runtime = pulumi.runtime as unknown as { getRootDirectory: () => string };
+  const savedRoot = runtime.getRootDirectory;
+  const savedSshDir = process.env.REPROBENCH_SSH_DIR;
+  const inputsOf = new Map<string, Record<string, unknown>>();
+  let registered: R[] = [];
+  let sshDir: string | undefined;
+
+  beforeAll(() => {
+    // HostAccess writes the docker provider's key files: keep them out of the home directory.
+    sshDir = mkdtempSync(path.join(tmpdir(), `rb-program-mocks-${options.stack}-ssh-`));
+    process.env.REPROBENCH_SSH_DIR = sshDir;
+    const root = options.rootDirectory;
+    if (root !== undefined) runtime.getRootDirectory = () => root;
+    monitor.registerResource = function (req, cb) {
+      return originalRegister.call(this, req, (err, res) => {
+        if (!err && res) {
+          registered.push(
+            record({
+              type: req.getType(), name: req.getName(), urn: res.getUrn(), parent: req.getParent(), dependencies: [...req.getDependenciesList()],
+              aliasParents: req.getAliasesList().map((a) => a.getSpec()?.getParenturn() ?? ""), inputs: inputsOf.get(`${req.getType()}::${req.getName()}`) ?? {},
+            }),
+          );
+        }
+        cb(err, res);
+      });
+    };
+    // One mock monitor for every run: a component's late registerResourceOutputs must find its URN.
+    pulumi.runtime.setMocks(
+      {
+        newResource: (a) => {
+          inputsOf.set(`${a.type}::${a.name}`, a.inputs as Record<string, unknown>);
+          return { id: `${a.name}-id`, state: options.mockState(a.type, a.name, a.inputs as Record<string, unknown>) };
+        },
+        call: (a) => a.inputs,
+      },
+      "reprobench",
+      options.stack,
+      true,
+    );
+  });
+  afterAll(() => {
+    monitor.registerResource = originalRegister;
+    runtime.getRootDirectory = savedRoot;
+    pulumi.runtime.setAllConfig({});
+    if (savedSshDir === undefined) delete process.env.REPROBENCH_SSH_DIR;
+    else process.env.REPROBENCH_SSH_DIR = savedSshDir;
+    if (sshDir !== undefined) rmSync(sshDir, { recursive: true, force: true });
+  });
+
+  return {
+    async run(config) {
+      // The monitor is the file's: start this run's list empty.
+      registered = [];
+      const mine = registered;
+      const all = { ...config, ...secrets };
+      pulumi.runtime.setAllConfig(
+        Object.fromEntries(Object.entries(all).map(([k, v]) => [`reprobench:${k}`, typeof v === "string" ? v : JSON.stringify(v)])),
+        Object.keys(secrets).map((k) => `reprobench:${k}`),
+      );
+      vi.resetModules();
+      const mod = (await import("../../infra/index")) as { default: () => Promise<Record<string, unknown>> };
+      const outputs = await mod.default();
+      // Every resource is registered once the outputs the program returns resolve.
+      await new Promise<void>((resolve) => pulumi.all(Object.values(outputs).filter(pulumi.Output.isInstance)).apply(() => resolve()));
+      return [...mine];
+    },
+  };
+}
