@@ -11,11 +11,12 @@ const scenario = (name: string) => {
 };
 
 describe("fault timelines", () => {
-  it("seed 000's timeline: proxy window, server kill, window closed, stop — fired as the job progresses", () => {
+  it("seed 000's timeline: proxy window, server kill, window closed once the downloads are done, stop — fired as the job progresses", () => {
     const t = scenario("rehearsal-seed000.json");
     const fired = new Set<string>();
-    const step = (started: number, finished: number) => {
-      const due = dueEvents(t, { started, finished, total: 89 }, fired).map((e) => e.name);
+    const behaviourOf = new Map([["prove-plus-comm", "downloads"], ["hello", "solves"]]);
+    const step = (started: number, finished: number, done: string[] = []) => {
+      const due = dueEvents(t, { started, finished, total: 89, finishedTasks: new Set(done) }, fired, behaviourOf).map((e) => e.name);
       for (const n of due) fired.add(n);
       return due;
     };
@@ -23,7 +24,8 @@ describe("fault timelines", () => {
     expect(step(25, 0)).toEqual(["proxy-502-window-opens"]);
     expect(step(40, 17)).toEqual([]);
     expect(step(43, 18)).toEqual(["worker-a-server-killed"]); // ceil(0.2 × 89) = 18
-    expect(step(89, 89)).toEqual(["proxy-502-window-closes", "graceful-stop"]);
+    expect(step(89, 60, ["hello"])).toEqual([]); // the window stays open until every downloads task is done
+    expect(step(89, 60, ["hello", "prove-plus-comm"])).toEqual(["proxy-502-window-closes", "graceful-stop"]);
     expect(step(89, 89)).toEqual([]);
   });
 
