@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import YAML from "yaml";
 import { runRerun, runResume } from "../../cli/commands/resume";
+import { ROLE_LABEL } from "../../components/container-spec";
 import { runStatus } from "../../cli/commands/status";
 import { auditDirs, readJob } from "../../results/load";
 import { parseOverrides } from "../../results/overrides";
@@ -145,7 +146,7 @@ async function pullJob(sim: SimStack, jobsDir: string, job: string, localJobs: s
 
 /** Kills the model server's main process on a host, as a crash would (docker's restart policy brings it back). */
 async function killServer(sim: SimStack, host: string): Promise<string> {
-  const out = await sim.ssh(host, `c=$(docker ps --filter label=io.reprobench.role=model-server --format '{{.Names}}' | head -n1); [ -n "$c" ] || c=$(docker ps --format '{{.Names}}' | grep -m1 -E 'worker|sglang|vllm'); pid=$(docker inspect -f '{{.State.Pid}}' "$c"); kill -9 "$pid"; echo "$c"`);
+  const out = await sim.ssh(host, `c=$(docker ps --filter label=${ROLE_LABEL}=worker --format '{{.Names}}' | head -n1); [ -n "$c" ] || { echo "no model server runs on ${host}" >&2; exit 1; }; pid=$(docker inspect -f '{{.State.Pid}}' "$c"); kill -9 "$pid"; echo "$c"`);
   return out.trim();
 }
 
