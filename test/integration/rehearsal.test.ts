@@ -49,9 +49,9 @@ describe("reduced rehearsal", () => {
   });
 
   it("the downloads verifiers the proxy broke were found as infra-hit (HTTP 502 evidence) and rerun", () => {
-    const hit = result.audits.beforeRerun.tasks.filter((t) => t.trials.some((x) => x.evidence.some((e) => e.signature === "proxy-502")));
-    expect(hit.map((t) => t.task).sort()).toEqual(result.infraHit.filter((t) => hit.some((h) => h.task === t)));
-    expect(result.infraHit.length).toBeGreaterThan(0);
+    const hit = result.audits.beforeRerun.tasks.filter((t) => t.trials.some((x) => x.evidence.some((e) => e.signature === "proxy-502"))).map((t) => t.task);
+    expect(hit.length).toBeGreaterThan(0);
+    expect(result.infraHit).toEqual(expect.arrayContaining(hit));
     expect(result.rerunJobName).not.toBeNull();
   });
 
