@@ -12,8 +12,11 @@ import * as path from "node:path";
 import type { EngineEvent } from "@pulumi/pulumi/automation";
 import YAML from "yaml";
 import { scriptWithEnv } from "../components/host-script";
-import { harborSchema } from "../infra/config-schema";
-import { type NetworkConditions, setNetworkConditions, simDown, simUp, sshArgs } from "../sim/cluster";
+import { harborSchema } from "../components/config/schema";
+import type { NetworkConditions } from "../sim/outside";
+import { setNetworkConditions } from "../sim/settings";
+import { simDown, simUp } from "../sim/cluster";
+import { sshArgs } from "../sim/ssh";
 import { run } from "../sim/exec";
 import { pointAtSimInstance, repoRoot, testProject } from "../test/helpers/project";
 

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import YAML from "yaml";
-import type { ReprobenchConfig } from "../infra/config-schema";
+import type { ReprobenchConfig } from "../components/config/schema";
 import { type HostConnection, sshOptions, writeSshMaterial } from "../components/ssh";
 
 /** What the CLI needs to know about the cluster, from its public config. */
@@ -66,7 +66,7 @@ function projectName(root: string): string {
 /** The cluster view of a (public) config: workers, router, runner, Harbor paths. */
 export async function clusterView(config: ReprobenchConfig): Promise<ClusterView> {
   // Loaded lazily: config-derive pulls in the component spec modules.
-  const { hostsWithRole, soleHostWithRole, workerSettings } = await import("../infra/config-derive");
+  const { hostsWithRole, soleHostWithRole, workerSettings } = await import("../components/config/derive");
   const workers = hostsWithRole(config, "worker").map((h) => {
     const s = workerSettings(config, h.name);
     return { host: h.name, url: s.url, containerName: s.containerName };
@@ -96,7 +96,7 @@ function connectionsFromOutputs(value: unknown, source: string): Map<string, Hos
 
 /** Connections from a stack file whose hosts name key files (the simulated cluster's do). */
 async function connectionsFromStackFile(root: string, stack: string, config: ReprobenchConfig): Promise<Map<string, HostConnection>> {
-  const { readLocalFiles, privateKeyFor } = await import("../infra/config");
+  const { readLocalFiles, privateKeyFor } = await import("../components/config/loaded");
   const files = readLocalFiles(config, root);
   const out = new Map<string, HostConnection>();
   const missing: string[] = [];
@@ -119,7 +119,7 @@ async function connectionsFromStackFile(root: string, stack: string, config: Rep
 }
 
 async function stackFileConfig(root: string, stack: string): Promise<ReprobenchConfig> {
-  const { checkStackFile } = await import("../infra/config-stackfile");
+  const { checkStackFile } = await import("../components/config/stack-file");
   const file = path.join(root, `Pulumi.${stack}.yaml`);
   const check = checkStackFile(file);
   if (!check.ok || !check.config) throw new Error(`Pulumi.${stack}.yaml does not validate (reprobench config validate ${file})`);

@@ -43,7 +43,7 @@ export class JobName extends pulumi.dynamic.Resource {
 // ---------------------------------------------------------------------------------------------------------
 // Pure pieces
 
-/** What the run needs to know, rendered from the stack by the program (infra/run-config.ts). */
+/** What the run needs to know, rendered from the stack by the program (components/config/job.ts). */
 export interface RunSettings {
   /** The stack running the job, "project.stack": its jobs replace only its own previous job. */
   stackId: string;

@@ -1,5 +1,5 @@
 // The router as pure functions of its settings: argv, container spec, gate inputs. The SglangRouter
-// component and the config rules (infra/config-derive.ts) share them; nothing here loads Pulumi.
+// component and the config rules (components/config/derive.ts) share them; nothing here loads Pulumi.
 import { type ContainerSpec, containerLabels, ulimitList } from "./container-spec";
 import type { Ulimits } from "./model-server";
 

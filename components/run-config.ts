@@ -1,7 +1,7 @@
 // Pure pieces of the benchmark run that need no stack config: runner paths, job names, YAML with the seed's
 // float style, the preflight assertions on `harbor run --print-config`, the task image manifest, the run
 // manifest and the job summary. (What renders the job config and the compose override from the stack
-// config is infra/run-config.ts.) Field names follow Harbor 0.21's pydantic models (shared/reference/harbor.md §2).
+// config is components/config/job.ts.) Field names follow Harbor 0.21's pydantic models (shared/reference/harbor.md §2).
 import * as path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { Document, isPair, isScalar, visit } from "yaml";

@@ -18,8 +18,8 @@ import { ToolBundle } from "../components/tool-bundle";
 import {
   type LoadedConfig, apiBase, bridgeSettings, hostDaemonProxies, hostProxyEnv, hostRegistryEnv, hostsWithRole, modelBridgeSettings, mutableImageRefs, pullQuotaSettings, registryMirrors, routerSettings, soleHostWithRole, sshConnection,
   usesModelBridge, workerSettings,
-} from "./config";
-import { publicConfig, renderJobConfig, runSettings } from "./run-config";
+} from "../components/config";
+import { publicConfig, renderJobConfig, runSettings } from "../components/config/job";
 
 /**
  * The program of a stack that owns its cluster: every host claimed for this stack, daemon.json's pools,

@@ -4,7 +4,8 @@
 // a bad value fails here, before any resource is registered.
 import * as pulumi from "@pulumi/pulumi";
 import { ownCluster } from "./cluster-program";
-import { isRunStack, loadConfig, loadRunStackConfig, rawFromPulumiConfig } from "./config";
+import { isRunStack } from "../components/config";
+import { loadConfig, loadRunStackConfig, rawFromPulumiConfig } from "./config";
 import { runOnCluster } from "./run-program";
 
 export = async (): Promise<Record<string, unknown>> => {

@@ -12,9 +12,9 @@ import { BenchmarkRun, type BenchmarkRunArgs } from "../components/benchmark-run
 import type { HostConnection } from "../components/ssh";
 import { type DatasetReport, RUN_DATASET_KEYS, TaskDataset } from "../components/task-dataset";
 import { TaskImages, type TaskImagesReport } from "../components/task-images";
-import { apiBase, combineWithCluster, formatProblems, hostsWithRole, pullQuotaSettings, readStackFile, registryMirrors, soleHostWithRole } from "./config";
-import type { ReprobenchConfig, RunStackConfig } from "./config-schema";
-import { renderJobConfig, runSettings } from "./run-config";
+import { apiBase, combineWithCluster, formatProblems, hostsWithRole, pullQuotaSettings, readStackFile, registryMirrors, soleHostWithRole } from "../components/config";
+import type { ReprobenchConfig, RunStackConfig } from "../components/config/schema";
+import { renderJobConfig, runSettings } from "../components/config/job";
 
 /** What a run stack needs from its cluster's owner; each is an output of the owning stack. */
 export const CLUSTER_OUTPUTS = ["clusterOwner", "clusterConfig", "hostConnections", "sglangApiKey", "harborInstall", "dataset"] as const;

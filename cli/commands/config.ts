@@ -1,10 +1,10 @@
 // `reprobench config validate|show <Pulumi.STACK.yaml>` — checks a stack file without Pulumi.
 import { parseArgs } from "node:util";
-import type { Command } from "./index";
-// The pure modules, not infra/config.ts: validating a file must not load the Pulumi SDK.
-import { formatProblems } from "../../infra/config-parse";
-import { SECRET_PLACEHOLDER } from "../../infra/config-schema";
-import { checkStackFile } from "../../infra/config-stackfile";
+import type { Command } from "./command";
+// The pure modules, not components/config/index.ts: validating a file must not load the Pulumi SDK.
+import { formatProblems } from "../../components/config/parse";
+import { SECRET_PLACEHOLDER } from "../../components/config/schema";
+import { checkStackFile } from "../../components/config/stack-file";
 
 const HELP = `usage: reprobench config validate <Pulumi.STACK.yaml> [--require-secrets]
        reprobench config show <Pulumi.STACK.yaml>

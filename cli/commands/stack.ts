@@ -5,9 +5,9 @@
 // cluster; `down` leaves the cluster running (`sim down` ends it).
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { stackConfigFromYaml } from "../../infra/config-stackfile";
+import { stackConfigFromYaml } from "../../components/config/stack-file";
 import type { OperationArgs } from "../pulumi-stack";
-import type { Command } from "./index";
+import type { Command } from "./command";
 
 const root = resolve(__dirname, "..", "..");
 /** Written when `sim up` made the default cluster's hosts anew; the next `up` of local refreshes first. */

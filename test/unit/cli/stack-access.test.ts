@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { logTarget } from "../../../cli/commands/logs";
 import { clusterView, sshArgvFor, stackAccess } from "../../../cli/stack-access";
-import { checkStackFile } from "../../../infra/config-stackfile";
-import type { ReprobenchConfig } from "../../../infra/config-schema";
+import { checkStackFile } from "../../../components/config/stack-file";
+import type { ReprobenchConfig } from "../../../components/config/schema";
 
 const repoRoot = path.resolve(__dirname, "../../..");
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n";

@@ -3,7 +3,7 @@
 import { spawnSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../infra/config";
+import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../components/config";
 import { DAEMON_STATE_DIR, daemonScriptEnv, poolCapacity, poolProblems } from "../../../components/docker-daemon";
 import { bashCommand, envPrelude, scriptWithEnv } from "../../../components/host-script";
 

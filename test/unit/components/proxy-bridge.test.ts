@@ -2,7 +2,7 @@
 // may reach the bridge script's inputs, and a bad URL must be refused without echoing it.
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../infra/config";
+import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../components/config";
 import { envPrelude, hostScript } from "../../../components/host-script";
 import { type BridgeSettings, PROXY_BRIDGE_UNIT, bridgeScriptEnv, upstreamEndpoint } from "../../../components/proxy-bridge";
 

@@ -4,7 +4,7 @@
 // and DP size from SglangWorker (url, dpSize = the worker's resolved settings); `workersOf` builds the same.
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type ReprobenchConfig, formatProblems, hostsWithRole, parseConfig, readStackFile, routerCommand, routerSettings, workerSettings } from "../../../infra/config";
+import { type ReprobenchConfig, formatProblems, hostsWithRole, parseConfig, readStackFile, routerCommand, routerSettings, workerSettings } from "../../../components/config";
 import { envPrelude, hostScript } from "../../../components/host-script";
 import { MANAGED_LABEL, ROLE_LABEL, apiKeyEntrypoint } from "../../../components/container-spec";
 import { type RouterWorker, expectedRouterWorkers, routerContainerSpec, routerGateEnv, routerLocalUrl } from "../../../components/sglang-router";

@@ -4,15 +4,7 @@
 // only that host's worker.
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  type ReprobenchConfig,
-  type ResolvedSglangSettings,
-  formatProblems,
-  parseConfig,
-  readStackFile,
-  sglangCommand,
-  workerSettings,
-} from "../../../infra/config";
+import { type ReprobenchConfig, type ResolvedSglangSettings, formatProblems, parseConfig, readStackFile, sglangCommand, workerSettings } from "../../../components/config";
 import { envPrelude, hostScript } from "../../../components/host-script";
 import { MANAGED_LABEL, ROLE_LABEL, apiKeyEntrypoint } from "../../../components/container-spec";
 import { expectedServerInfo } from "../../../components/model-server";

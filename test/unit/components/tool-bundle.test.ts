@@ -2,7 +2,7 @@
 // where containers mount it, the pinned asciinema wheel, and the canary image that proves it.
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../infra/config";
+import { type ReprobenchConfig, formatProblems, parseConfig, readStackFile } from "../../../components/config";
 import { envPrelude, hostScript } from "../../../components/host-script";
 import { bundleScriptEnv } from "../../../components/tool-bundle";
 

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkStackFile, formatProblems, loadConfig, readStackFile } from "../../../infra/config";
+import { checkStackFile, formatProblems, readStackFile } from "../../../components/config";
+import { loadConfig } from "../../../infra/config";
 import { FIXTURES, toPulumiConfigMap } from "./helpers";
 
 const BAD = join(FIXTURES, "bad");

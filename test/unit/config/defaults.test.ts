@@ -1,7 +1,7 @@
 // Defaults reproduce seed 000 (/work/shared/seeds/000_745229a2bcd86dd8.txt, the final 6× run); line
 // numbers below point into that file.
 import { describe, expect, it } from "vitest";
-import { apiBase, parseConfig, routerCommand, sglangCommand, workerSettings, type ReprobenchConfig } from "../../../infra/config";
+import { apiBase, parseConfig, routerCommand, sglangCommand, workerSettings, type ReprobenchConfig } from "../../../components/config";
 import { minimalRealConfig } from "./helpers";
 
 function defaults(): ReprobenchConfig {

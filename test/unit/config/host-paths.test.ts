@@ -1,8 +1,8 @@
-// Paths on the hosts (hostPath/ownedDir in infra/config-schema.ts): absolute, no newline, no '.'/'..'
+// Paths on the hosts (hostPath/ownedDir in components/config/schema.ts): absolute, no newline, no '.'/'..'
 // component; the directories reprobench replaces and removes (toolBundle.hostDir, harbor.venv,
 // harbor.datasetDir) also at least two levels deep. Each problem names its key.
 import { describe, expect, it } from "vitest";
-import { formatProblems, parseConfig } from "../../../infra/config";
+import { formatProblems, parseConfig } from "../../../components/config";
 import { minimalRealConfig } from "./helpers";
 
 function problems(section: string, key: string, value: unknown): string {

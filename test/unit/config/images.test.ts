@@ -1,6 +1,6 @@
 // Which images a stack names by a movable tag (warned about at preview) and which it pins by digest.
 import { describe, expect, it } from "vitest";
-import { mutableImageRefs, parseConfig, readStackFile, type ReprobenchConfig } from "../../../infra/config";
+import { mutableImageRefs, parseConfig, readStackFile, type ReprobenchConfig } from "../../../components/config";
 import { REPO } from "./helpers";
 
 function config(path: string, edit?: (raw: Record<string, unknown>) => void): ReprobenchConfig {

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { hostProxyEnv, hostRegistryEnv, loadConfig, readStackFile, rawFromPulumiConfig, sshConnection } from "../../../infra/config";
+import { hostProxyEnv, hostRegistryEnv, readStackFile, sshConnection } from "../../../components/config";
+import { loadConfig, rawFromPulumiConfig } from "../../../infra/config";
 import { FAKE_PEM, HOST_KEY_A, HOST_KEY_B, REPO, minimalRealConfig, toPulumiConfigMap } from "./helpers";
 
 function resolved<T>(output: pulumi.Output<T>): Promise<T> {

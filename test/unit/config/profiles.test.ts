@@ -9,26 +9,12 @@ import { apiKeyEntrypoint } from "../../../components/container-spec";
 import { expectedServerInfo, expectedVllmModel } from "../../../components/model-server";
 import { workerContainerSpec, workerGateEnv } from "../../../components/sglang-worker";
 import { preflightChecks, runPaths } from "../../../components/run-config";
-import { composeOverrideObject, jobConfigObject, renderJobConfig, runSettings } from "../../../infra/run-config";
+import { composeOverrideObject, jobConfigObject, renderJobConfig, runSettings } from "../../../components/config/job";
 import { harborArgv, launchScriptEnv } from "../../../components/benchmark-run";
 import { type ModelBridgeSettings, modelBridgeScriptEnv } from "../../../components/model-bridge";
 import { expectedRouterWorkers } from "../../../components/sglang-router";
-import {
-  SECRET_PLACEHOLDER,
-  apiBase,
-  containerApiBase,
-  hostsWithRole,
-  modelEndpoint,
-  parseConfig,
-  readStackFile,
-  routerCommand,
-  routerSettings,
-  serverCommand,
-  usesModelBridge,
-  workerSettings,
-  type ReprobenchConfig,
-} from "../../../infra/config";
-import { HF_SANDBOX_PIPEFAIL_FIX, compareHarborVersions } from "../../../infra/config-parse";
+import { SECRET_PLACEHOLDER, apiBase, containerApiBase, hostsWithRole, modelEndpoint, parseConfig, readStackFile, routerCommand, routerSettings, serverCommand, usesModelBridge, workerSettings, type ReprobenchConfig } from "../../../components/config";
+import { HF_SANDBOX_PIPEFAIL_FIX, compareHarborVersions } from "../../../components/config/parse";
 import { REPO, minimalRealConfig } from "./helpers";
 import { execArgv } from "../../helpers/entrypoint";
 

@@ -6,9 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  formatProblems, hostDaemonProxies, hostProxyEnv, loadConfig, parseConfig, plaintextSecretProblems, proxyUrlFor, readLocalFiles,
-} from "../../../infra/config";
+import { formatProblems, hostDaemonProxies, hostProxyEnv, parseConfig, plaintextSecretProblems, proxyUrlFor, readLocalFiles } from "../../../components/config";
+import { loadConfig } from "../../../infra/config";
 import { FAKE_PEM, minimalRealConfig, toPulumiConfigMap } from "./helpers";
 
 const SECRET_URL = "http://reprobench:0123456789abcdef@proxy.sim:3128";

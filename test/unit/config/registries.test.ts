@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
-import { formatProblems, hostRegistryEnv, loadConfig, parseConfig, plaintextSecretProblems, pullQuotaSettings, registryMirrors } from "../../../infra/config";
+import { formatProblems, hostRegistryEnv, parseConfig, plaintextSecretProblems, pullQuotaSettings, registryMirrors } from "../../../components/config";
+import { loadConfig } from "../../../infra/config";
 import { registryMirrorEnv } from "../../../components/registry-access";
 import { FAKE_PEM, minimalRealConfig, toPulumiConfigMap } from "./helpers";
 

@@ -1,16 +1,6 @@
 // Cross-field rules, per-worker overrides, message format and secret hygiene.
 import { describe, expect, it } from "vitest";
-import {
-  checkPublicKeyLine,
-  formatProblems,
-  hostsWithRole,
-  parseCidr,
-  parseConfig,
-  plaintextSecretProblems,
-  sglangCommand,
-  workerSettings,
-  type ConfigProblem,
-} from "../../../infra/config";
+import { checkPublicKeyLine, formatProblems, hostsWithRole, parseCidr, parseConfig, plaintextSecretProblems, sglangCommand, workerSettings, type ConfigProblem } from "../../../components/config";
 import { FAKE_PEM, HOST_KEY_A, minimalRealConfig } from "./helpers";
 
 function problemsOf(raw: Record<string, unknown>, requireSecrets = true): ConfigProblem[] {

@@ -5,10 +5,8 @@ import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  RUN_STACK_KEYS, apiBase, checkStackFile, combineWithCluster, defaultRunDatasetDir, parseRunStackConfig, readStackFile, stackIdOfFile, type RunStackConfig,
-} from "../../../infra/config";
-import { jobConfigObject, runSettings, runSpec } from "../../../infra/run-config";
+import { RUN_STACK_KEYS, apiBase, checkStackFile, combineWithCluster, defaultRunDatasetDir, parseRunStackConfig, readStackFile, stackIdOfFile, type RunStackConfig } from "../../../components/config";
+import { jobConfigObject, runSettings, runSpec } from "../../../components/config/job";
 import { REPO } from "./helpers";
 
 const COMMIT = "0123456789abcdef0123456789abcdef01234567";

@@ -3,7 +3,7 @@
 // they were (no diff in the state of stacks that log in as root).
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type LoadedConfig, formatProblems, parseConfig, readStackFile, sshConnection } from "../../../infra/config";
+import { type LoadedConfig, formatProblems, parseConfig, readStackFile, sshConnection } from "../../../components/config";
 import { REPO, minimalRealConfig } from "./helpers";
 
 type RawHost = { name: string; ssh: Record<string, unknown> };

@@ -5,18 +5,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  SECRET_PLACEHOLDER,
-  apiBase,
-  checkStackFile,
-  hostsWithRole,
-  isRunStack,
-  parseConfig,
-  parseRunStackConfig,
-  readStackFile,
-  stackConfigFromYaml,
-  workerSettings,
-} from "../../../infra/config";
+import { SECRET_PLACEHOLDER, apiBase, checkStackFile, hostsWithRole, isRunStack, parseConfig, parseRunStackConfig, readStackFile, stackConfigFromYaml, workerSettings } from "../../../components/config";
 import { REPO } from "./helpers";
 
 /** A stack's effective config; a run stack's is its run on the owner's stack file. */

@@ -2,13 +2,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { apiBase } from "../../../infra/config-derive";
+import { apiBase } from "../../../components/config/derive";
 import { harborArgv, launchScriptEnv, stopScriptEnv } from "../../../components/benchmark-run";
 import { installScriptEnv } from "../../../components/harbor-runner";
 import { RUN_DATASET_KEYS, datasetScriptEnv, datasetSource, directoryDigest } from "../../../components/task-dataset";
 import { lastJsonLine } from "../../../components/host-script";
 import { runPaths } from "../../../components/run-config";
-import { runSettings, runSpec } from "../../../infra/run-config";
+import { runSettings, runSpec } from "../../../components/config/job";
 import { taskImagesScriptEnv } from "../../../components/task-images";
 import { REPO, seedConfig } from "./helpers";
 

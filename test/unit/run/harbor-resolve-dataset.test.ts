@@ -8,8 +8,8 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { preflightScriptEnv } from "../../../components/benchmark-run";
 import { runPaths } from "../../../components/run-config";
-import { apiBase } from "../../../infra/config-derive";
-import { jobConfigObject, runSettings } from "../../../infra/run-config";
+import { apiBase } from "../../../components/config/derive";
+import { jobConfigObject, runSettings } from "../../../components/config/job";
 import { realHarborVenv, stubHarborVenv } from "./harbor-venv";
 import { REPO, seedConfig } from "./helpers";
 

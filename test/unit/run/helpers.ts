@@ -1,8 +1,8 @@
 // Shared bits for the run tests: a parsed seed-000 config (every default) with overrides.
 import { readFileSync, readdirSync } from "node:fs";
 import * as path from "node:path";
-import { parseConfig } from "../../../infra/config-parse";
-import type { ReprobenchConfig } from "../../../infra/config-schema";
+import { parseConfig } from "../../../components/config/parse";
+import type { ReprobenchConfig } from "../../../components/config/schema";
 import { minimalRealConfig } from "../config/helpers";
 
 export const REPO = path.resolve(__dirname, "../../..");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { apiBase } from "../../../infra/config-derive";
+import { apiBase } from "../../../components/config/derive";
 import {
   dockerImageOf,
   imageManifest,
@@ -12,7 +12,7 @@ import {
   summarizeJobResult,
   tasksDir,
 } from "../../../components/run-config";
-import { composeOverrideObject, jobConfigObject, publicConfig, renderComposeOverride, renderJobConfig } from "../../../infra/run-config";
+import { composeOverrideObject, jobConfigObject, publicConfig, renderComposeOverride, renderJobConfig } from "../../../components/config/job";
 import { FAKE_PEM } from "../config/helpers";
 import { seedConfig, simTaskTomls } from "./helpers";
 

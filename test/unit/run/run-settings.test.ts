@@ -1,12 +1,12 @@
-// infra/run-config.ts runSettings: the run as BenchmarkRun takes it, rendered from the stack config. A
+// components/config/job.ts runSettings: the run as BenchmarkRun takes it, rendered from the stack config. A
 // Docker run carries the compose override and the tool bundle; an hf-sandbox run carries neither, so
 // Harbor gets no --extra-docker-compose and the preflight writes no override.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { harborArgv, launchScriptEnv, preflightScriptEnv } from "../../../components/benchmark-run";
 import { preflightChecks, runPaths } from "../../../components/run-config";
-import { SECRET_PLACEHOLDER, apiBase, parseConfig, readStackFile } from "../../../infra/config";
-import { jobConfigObject, renderComposeOverride, renderJobConfig, runSettings, runSpec } from "../../../infra/run-config";
+import { SECRET_PLACEHOLDER, apiBase, parseConfig, readStackFile } from "../../../components/config";
+import { jobConfigObject, renderComposeOverride, renderJobConfig, runSettings, runSpec } from "../../../components/config/job";
 import { FAKE_PEM } from "../config/helpers";
 import { REPO, seedConfig } from "./helpers";
 

@@ -5,8 +5,8 @@
 // and the job runs it; without it, only the job is registered, on the owner's dataset, as before.
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { SECRET_PLACEHOLDER, parseConfig, readStackFile } from "../../../infra/config";
-import { publicConfig } from "../../../infra/run-config";
+import { SECRET_PLACEHOLDER, parseConfig, readStackFile } from "../../../components/config";
+import { publicConfig } from "../../../components/config/job";
 import { programMocks } from "../../helpers/program-mocks";
 
 const REPO = path.resolve(__dirname, "../../..");

@@ -7,14 +7,14 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { apiBase } from "../../../infra/config-derive";
+import { apiBase } from "../../../components/config/derive";
 import { preflightScriptEnv } from "../../../components/benchmark-run";
 import { progressLine, warningLine } from "../../../components/checked-command";
 import { scriptWithEnv } from "../../../components/host-script";
 import { registryScriptEnv } from "../../../components/registry-access";
 import { runPaths } from "../../../components/run-config";
 import { taskImagesScriptEnv } from "../../../components/task-images";
-import { runSettings } from "../../../infra/run-config";
+import { runSettings } from "../../../components/config/job";
 import { type FakeImageTools, type FakeRegistry, type FakeRegistryOptions, type ScriptResult, fakeImageTools, proxyEnv, runBash, scratchSpace, startFakeRegistry, tagDigest } from "../../helpers/fake-registry";
 import { REPO, seedConfig } from "./helpers";
 

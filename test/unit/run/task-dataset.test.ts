@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { stackConfigFromYaml } from "../../../infra/config-stackfile";
+import { stackConfigFromYaml } from "../../../components/config/stack-file";
 import { CLUSTER_SECRETS, clusterMockState, programMocks, type Registration } from "../../helpers/program-mocks";
 
 const REPO = path.resolve(__dirname, "../../..");

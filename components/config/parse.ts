@@ -16,12 +16,12 @@ import {
   parseCidr,
   parseIpv4,
   runStackSchema,
-} from "./config-schema";
+} from "./schema";
 import {
   IN_CONTAINER_AGENTS, HOST_SIDE_AGENTS, MODEL_FREE_AGENTS, ROUTER_MANAGED_FLAGS, SGLANG_MANAGED_FLAGS, SGLANG_ONLY_SETTINGS,
   VLLM_MANAGED_FLAGS, agentPlacement, hostsWithRole, settingValue, workerSettings,
-} from "./config-derive";
-import { proxyCredentials, proxyUrlProblem, redactProxyUrl } from "../components/host-proxy";
+} from "./derive";
+import { proxyCredentials, proxyUrlProblem, redactProxyUrl } from "../host-proxy";
 
 export const NAMESPACE = "reprobench";
 

@@ -1,13 +1,13 @@
 // Values derived from a parsed config: per-worker SGLang settings, host lookups, and the exact command
 // lines seed 000 runs (so components and tests share one source of flag names).
-import type { Host, HostRole, ReprobenchConfig, SglangConfig } from "./config-schema";
-import { LAUNCHERS } from "./config-schema";
+import type { Host, HostRole, ReprobenchConfig, SglangConfig } from "./schema";
+import { LAUNCHERS } from "./schema";
 
-import type { ModelBridgeSettings } from "../components/model-bridge";
-import type { BridgeSettings } from "../components/proxy-bridge";
-import { type RouterSettings, routerCommand as routerCommandFor } from "../components/router-spec";
+import type { ModelBridgeSettings } from "../model-bridge";
+import type { BridgeSettings } from "../proxy-bridge";
+import { type RouterSettings, routerCommand as routerCommandFor } from "../router-spec";
 
-export { serverCommand, sglangCommand, vllmCommand } from "../components/model-server";
+export { serverCommand, sglangCommand, vllmCommand } from "../model-server";
 
 /** One worker's SGLang settings after applying sglang.overrides.<host>, plus host-derived values. */
 export type ResolvedSglangSettings = Omit<SglangConfig, "overrides" | "launcher"> & {

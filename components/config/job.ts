@@ -1,11 +1,11 @@
 // The benchmark run rendered from the stack config: the Harbor job config (seed 000's
 // tb21-full-89-agent6x.yaml) and the docker compose override (tb21-docker-runtime.yaml), plus the config
 // as the run manifest records it. Field names follow Harbor 0.21's pydantic models (shared/reference/harbor.md §2).
-import { SECRET_PLACEHOLDER, type ReprobenchConfig } from "./config-schema";
-import { agentPlacement, containerApiBase, usesModelBridge } from "./config-derive";
-import type { RunSettings } from "../components/benchmark-run";
-import { specHash } from "../components/host-script";
-import { preflightChecks, tasksDir, toYaml } from "../components/run-config";
+import { SECRET_PLACEHOLDER, type ReprobenchConfig } from "./schema";
+import { agentPlacement, containerApiBase, usesModelBridge } from "./derive";
+import type { RunSettings } from "../benchmark-run";
+import { specHash } from "../host-script";
+import { preflightChecks, tasksDir, toYaml } from "../run-config";
 
 /** True when task containers get the proxy env (mirrors infra/index.ts: the bridge exists). */
 export function proxyActive(config: ReprobenchConfig): boolean {

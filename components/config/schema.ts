@@ -3,11 +3,11 @@
 // seed 000 (2 × 8×A100, Qwen3.8-27B, SGLang TP4×DP2 per host, Harbor 0.21.0 + Terminus-2, 89 tasks, c25/a20,
 // agent timeout 6×, agent setup timeout 5×). Cross-field rules live in config-parse.ts.
 import { z } from "zod";
-import { parseCidr, parseIpv4 } from "../components/cidr";
-import { NO_PROXY_ENTRY } from "../components/host-proxy";
+import { parseCidr, parseIpv4 } from "../cidr";
+import { NO_PROXY_ENTRY } from "../host-proxy";
 
-export { cidrContains, parseCidr, parseIpv4 } from "../components/cidr";
-export { isGitUrl } from "../components/run-config";
+export { cidrContains, parseCidr, parseIpv4 } from "../cidr";
+export { isGitUrl } from "../run-config";
 
 export const HOST_ROLES = ["worker", "router", "runner"] as const;
 export type HostRole = (typeof HOST_ROLES)[number];

@@ -3,10 +3,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import * as nodePath from "node:path";
 import { parseDocument } from "yaml";
-import { type ReprobenchConfig, SECRET_PLACEHOLDER } from "./config-schema";
+import { type ReprobenchConfig, SECRET_PLACEHOLDER } from "./schema";
 import {
   type ConfigProblem, NAMESPACE, combineWithCluster, isRunStack, missingSecretProblems, parseConfig, parseRunStackConfig, plaintextSecretProblems,
-} from "./config-parse";
+} from "./parse";
 
 function isSecureValue(value: unknown): boolean {
   return (
