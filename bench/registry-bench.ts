@@ -4,7 +4,8 @@
 // WINDOW seconds, so the anonymous pull waits for windows as it would for hours. Prints the wall times, the
 // windows waited, the counted pulls per image (the registry's own log), and the ratio.
 //   node --import tsx bench/registry-bench.ts
-import { registryRequests, setRegistryQuota, simDown, simUp } from "../sim/cluster";
+import { registryRequests, setRegistryQuota } from "../sim/settings";
+import { simDown, simUp } from "../sim/cluster";
 import { getsPerRepository, pushTinyImages, removeImages, runPrepull } from "../test/helpers/prepull";
 import { repoRoot } from "../test/helpers/project";
 

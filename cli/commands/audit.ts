@@ -1,7 +1,7 @@
 // `reprobench audit <job dir>… [--overrides FILE] [--json]` — thin wrapper over results/load + format.
 import * as fs from "node:fs";
 import { parseArgs } from "node:util";
-import type { Command } from "./index";
+import type { Command } from "./command";
 import { renderAuditText } from "../../results/format";
 import { auditDirs } from "../../results/load";
 import { parseOverrides } from "../../results/overrides";

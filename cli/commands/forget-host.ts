@@ -4,7 +4,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { Command } from "./index";
+import type { Command } from "./command";
 import { type Deployment, forgetHost } from "../forget-host";
 
 const root = resolve(__dirname, "..", "..");

@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import type { Command } from "./index";
+import type { Command } from "./command";
 import type { StackAccess } from "../stack-access";
 import { shellQuote } from "../../results/pull";
 import { SECRET_ARG_SPELLINGS, maskText, secretArgMention } from "../../results/harbor";

@@ -1,7 +1,7 @@
 // `reprobench pack <job dir>… --out DIR --agent NAME --model NAME` — a leaderboard submission folder from
 // finished jobs. The work is in results/pack.ts; this file parses flags and prints.
 import { parseArgs } from "node:util";
-import type { Command } from "./index";
+import type { Command } from "./command";
 import { datasetFromOption, summaryLines } from "../../results/leaderboard";
 import { changeLines, packSubmission } from "../../results/pack";
 

@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import type { Command } from "./index";
+import type { Command } from "./command";
 import { auditDirs, readJob } from "../../results/load";
 import { findManifest } from "../../results/manifest";
 import { parseOverrides } from "../../results/overrides";

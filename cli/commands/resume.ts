@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import type { Command } from "./index";
+import type { Command } from "./command";
 import { asRecord, HarborConfig } from "../../results/harbor";
 import { readJob } from "../../results/load";
 import { shellQuote } from "../../results/pull";

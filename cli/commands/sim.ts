@@ -1,12 +1,16 @@
 // `reprobench sim up|down|status|network|registry|rehearsal`: the simulated cluster the `local` stack runs on
 // (sim/cluster.ts) and the on-demand rehearsal dataset (sim/rehearsal/prepare.ts).
 import { resolve } from "node:path";
-import type { Command } from "./index";
+import type { Command } from "./command";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { formatStatus, instanceLayout, parseSimArgs, registryCounts, setNetworkConditions, setRegistryQuota, SIM_USAGE, simDown, simStatus, simUp } from "../../sim/cluster";
-import { formatManifestCounts } from "../../sim/registry";
+import { formatStatus, simDown, simStatus, simUp } from "../../sim/cluster";
+import { instanceLayout, MAX_HOSTS } from "../../sim/layout";
+import { normalizeConditions, type NetworkConditions } from "../../sim/outside";
+import { formatManifestCounts, QUOTA_MAX, type RegistryQuota } from "../../sim/registry";
 import { instanceByName, prepareRehearsal } from "../../sim/rehearsal/prepare";
+import { MAX_REHEARSAL_TASKS } from "../../sim/rehearsal/tasks";
+import { registryCounts, setNetworkConditions, setRegistryQuota } from "../../sim/settings";
 
 // The project root, wherever the CLI is started from: .sim/ paths in Pulumi.local.yaml are relative to it.
 const root = resolve(__dirname, "..", "..");
@@ -87,3 +91,186 @@ export const sim: Command = {
     return healthy ? 0 : 3;
   },
 };
+
+// The arguments of `reprobench sim …`.
+
+export interface SimArgs {
+  action: "up" | "down" | "status" | "network" | "registry" | "rehearsal";
+  /** network: the fields to change (the rest keep their current values). */
+  conditions?: Partial<NetworkConditions>;
+  /** network/registry --reset: start from the scenario's `network` / `registry` section. */
+  reset?: boolean;
+  /** registry: the limits to change. */
+  quota?: Partial<RegistryQuota>;
+  /** registry --clear-counts: the gate forgets the pulls counted so far. */
+  clearCounts?: boolean;
+  /** registry --counts: manifest requests per repository:reference and client/account, from the log. */
+  counts?: boolean;
+  hosts?: number;
+  /** rehearsal: the dataset's task count and seed, and which instance (by name) to publish it on. */
+  rehearsal?: { tasks?: number; seed?: number; instance?: string };
+  /** up: take over a cluster another checkout started (its job results are copied here first). */
+  takeOver: boolean;
+  discardResults: boolean;
+  purgeImages: boolean;
+  json: boolean;
+}
+
+export const SIM_USAGE = [
+  "usage: reprobench sim up [--hosts N] [--take-over]",
+  "                                                start (or complete) the simulated cluster; idempotent.",
+  "                                                --take-over: the cluster was started by another checkout;",
+  "                                                copy its job results here and recreate it for this one",
+  "       reprobench sim down [--discard-results] [--purge-images]",
+  "                                                remove everything `sim up` made (job results are copied",
+  "                                                to .sim/results/<host>/ first unless --discard-results);",
+  "                                                images and the registry cache stay unless --purge-images",
+  "       reprobench sim status [--json]           state of the registry, mirror, proxy and each host",
+  "       reprobench sim network [--latency-ms N] [--bandwidth-kbps N] [--fail-fraction F]",
+  "                              [--fail-with 502|503|429|reset] [--seed N] [--fail-targets T,T…] [--reset]",
+  "                                                the egress proxy's network conditions (applied to new",
+  "                                                connections at once); --fail-targets: only connections to",
+  "                                                these host:port or http:// URL prefixes may fail",
+  "                                                (e.g. http://pypi.sim/rehearsal/; '' = every connection);",
+  "                                                --reset: back to the `network` section of",
+  "                                                sim/scenarios/sim-default.json first",
+  "       reprobench sim registry [--anonymous N] [--authenticated M] [--window SECONDS] [--reset]",
+  "                               [--clear-counts] [--counts] [--json]",
+  "                                                the registry's pull limits (Docker Hub's: a pull is a",
+  "                                                manifest GET, counted per client IP anonymously and per",
+  "                                                account with credentials, in a sliding window); prints",
+  "                                                them. --reset: back to the `registry` section of",
+  "                                                sim/scenarios/sim-default.json first; --clear-counts:",
+  "                                                forget the pulls counted so far; --counts: manifest GETs,",
+  "                                                HEADs and 429s per repository:reference and client/user",
+  "                                                since the last clear, from the gate's request log",
+  `       reprobench sim rehearsal [--tasks N] [--seed S] [--instance NAME]`,
+  "                                                generate the rehearsal dataset (seed 000's run in",
+  `                                                miniature: 89 tasks unless --tasks, 1 to ${MAX_REHEARSAL_TASKS}; seed 0),`,
+  "                                                build and push its task images and publish it as",
+  "                                                http://git.sim/terminal-bench-rehearsal.git on the running",
+  "                                                cluster (the default one, or the test instance NAME);",
+  "                                                prints the repository, commit, task count and the path of",
+  "                                                its ground-truth.json",
+].join("\n");
+
+const REGISTRY_FLAGS: Record<string, "anonymousPulls" | "authenticatedPulls" | "windowSeconds"> = {
+  "--anonymous": "anonymousPulls",
+  "--authenticated": "authenticatedPulls",
+  "--window": "windowSeconds",
+};
+
+const NETWORK_FLAGS: Record<string, keyof NetworkConditions> = {
+  "--latency-ms": "latencyMs",
+  "--bandwidth-kbps": "bandwidthKBps",
+  "--fail-fraction": "failFraction",
+  "--fail-with": "failWith",
+  "--seed": "seed",
+};
+
+const SIM_ACTIONS: readonly SimArgs["action"][] = ["up", "down", "status", "network", "registry", "rehearsal"];
+const REHEARSAL_FLAGS = ["--tasks", "--seed", "--instance"] as const;
+
+/** `--fail-targets a,b`: the list ('' clears it: every connection may fail again). */
+export function parseFailTargets(value: string): string[] {
+  return value
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
+}
+
+/** Parses `sim` arguments; throws an Error naming the bad argument. */
+export function parseSimArgs(args: string[]): SimArgs {
+  const [action, ...rest] = args;
+  if (!SIM_ACTIONS.includes(action as SimArgs["action"])) {
+    const expected = `expected ${SIM_ACTIONS.slice(0, -1).join(", ")} or ${SIM_ACTIONS[SIM_ACTIONS.length - 1]}`;
+    throw new Error(action === undefined ? `missing subcommand; ${expected}` : `unknown subcommand '${action}'; ${expected}`);
+  }
+  const out: SimArgs = { action: action as SimArgs["action"], takeOver: false, discardResults: false, purgeImages: false, json: false };
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i];
+    const flag = arg.split("=")[0];
+    // Before the network flags: --seed is an option of both (the proxy's failure sequence, the dataset's shuffle).
+    if (out.action === "rehearsal" && (REHEARSAL_FLAGS as readonly string[]).includes(flag)) {
+      const value = arg.includes("=") ? arg.slice(flag.length + 1) : rest[++i];
+      if (flag === "--instance") {
+        if (value === undefined || !/^[a-z][a-z0-9-]{0,15}$/.test(value)) throw new Error(`--instance: got ${value === undefined ? "no value" : `'${value}'`}; expected an instance name (lower-case letters, digits and '-', starting with a letter)`);
+        out.rehearsal = { ...out.rehearsal, instance: value };
+        continue;
+      }
+      const [min, max] = flag === "--tasks" ? [1, MAX_REHEARSAL_TASKS] : [0, 2 ** 31 - 1];
+      if (value === undefined) throw new Error(`${flag}: missing value; expected an integer from ${min} to ${max}`);
+      if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new Error(`${flag}: got '${value}'; expected an integer from ${min} to ${max}`);
+      out.rehearsal = { ...out.rehearsal, [flag === "--tasks" ? "tasks" : "seed"]: Number(value) };
+      continue;
+    }
+    if (flag === "--fail-targets") {
+      if (action !== "network") throw new Error(`${flag} is not an option of 'sim ${action}'`);
+      const value = arg.includes("=") ? arg.slice(flag.length + 1) : rest[++i];
+      if (value === undefined) throw new Error(`${flag}: missing value; expected host:port or http:// URL prefixes, comma-separated ('' for every connection)`);
+      const failTargets = parseFailTargets(value);
+      normalizeConditions({ failTargets }, undefined, flag);
+      out.conditions = { ...out.conditions, failTargets };
+      continue;
+    }
+    if (flag in NETWORK_FLAGS) {
+      if (action !== "network") throw new Error(`${flag} is not an option of 'sim ${action}'`);
+      const value = arg.includes("=") ? arg.slice(flag.length + 1) : rest[++i];
+      if (value === undefined) throw new Error(`${flag}: missing value`);
+      const key = NETWORK_FLAGS[flag];
+      const parsed = key === "failWith" ? value : /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+      // Throws naming the flag when the value is out of range.
+      normalizeConditions({ [key]: parsed } as Partial<NetworkConditions>, undefined, flag);
+      out.conditions = { ...out.conditions, [key]: parsed };
+      continue;
+    }
+    if (flag in REGISTRY_FLAGS) {
+      if (action !== "registry") throw new Error(`${flag} is not an option of 'sim ${action}'`);
+      const value = arg.includes("=") ? arg.slice(flag.length + 1) : rest[++i];
+      const key = REGISTRY_FLAGS[flag];
+      const min = key === "windowSeconds" ? 1 : 0;
+      if (value === undefined) throw new Error(`${flag}: missing value; expected an integer from ${min} to ${QUOTA_MAX}`);
+      if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > QUOTA_MAX) throw new Error(`${flag}: got '${value}'; expected an integer from ${min} to ${QUOTA_MAX}`);
+      out.quota = { ...out.quota, [key]: Number(value) };
+      continue;
+    }
+    if (arg === "--reset") {
+      if (action !== "network" && action !== "registry") throw new Error(`--reset is not an option of 'sim ${action}'`);
+      out.reset = true;
+      continue;
+    }
+    if (arg === "--clear-counts" || arg === "--counts") {
+      if (action !== "registry") throw new Error(`${arg} is not an option of 'sim ${action}'`);
+      if (arg === "--counts") out.counts = true;
+      else out.clearCounts = true;
+      continue;
+    }
+    const allowed = (flag: string, actions: SimArgs["action"][]) => {
+      if (!actions.includes(out.action)) throw new Error(`${flag} is not an option of 'sim ${action}'`);
+    };
+    if (arg === "--hosts" || arg.startsWith("--hosts=")) {
+      allowed("--hosts", ["up"]);
+      const value = arg.includes("=") ? arg.slice("--hosts=".length) : rest[++i];
+      if (value === undefined) throw new Error("--hosts: missing value; expected an integer from 1 to 20");
+      if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_HOSTS) {
+        throw new Error(`--hosts: got '${value}'; expected an integer from 1 to ${MAX_HOSTS}`);
+      }
+      out.hosts = Number(value);
+    } else if (arg === "--take-over") {
+      allowed(arg, ["up"]);
+      out.takeOver = true;
+    } else if (arg === "--discard-results") {
+      allowed(arg, ["down"]);
+      out.discardResults = true;
+    } else if (arg === "--purge-images") {
+      allowed(arg, ["down"]);
+      out.purgeImages = true;
+    } else if (arg === "--json") {
+      allowed(arg, ["status", "registry"]);
+      out.json = true;
+    } else {
+      throw new Error(`unknown argument '${arg}' for 'sim ${action}'`);
+    }
+  }
+  return out;
+}

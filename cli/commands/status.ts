@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import type { Command } from "./index";
+import type { Command } from "./command";
 import type { StackAccess } from "../stack-access";
 import { buildStatus, type JobProbe, type Probe, ProbeSchema, renderStatus, type RouterInput, type ServerInput, type StatusReport } from "../../results/status";
 

@@ -1,6 +1,6 @@
 // `reprobench validate --leaderboard <submission dir>` — the leaderboard's rules, checked locally.
 import { parseArgs } from "node:util";
-import type { Command } from "./index";
+import type { Command } from "./command";
 import { checkSubmission, datasetFromOption, LeaderboardVerdict, localDatasetTasks, readSubmissionTree, SOURCES, SourceId, summaryLines } from "../../results/leaderboard";
 
 const HELP = `usage: reprobench validate --leaderboard <submission dir> [--dataset NAME|DIR|FILE] [--json]

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_INSTANCE, instanceLayout, type SimInstance } from "../cluster";
+import { DEFAULT_INSTANCE, instanceLayout, type SimInstance } from "../layout";
 import { run } from "../exec";
 import { buildImages, imageSpecs, pullRef, pushImages, resolveImages, type ResolvedImage } from "../images";
 import { commitTreeOnce, publishBareRepository, REHEARSAL_GIT_URL, REHEARSAL_REPO, writeRehearsalDownloads } from "../outside";

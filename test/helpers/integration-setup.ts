@@ -1,7 +1,7 @@
 // Global setup of the integration project: the docker engine and every sim image, built once before the
 // suites start side by side (each on its own sim instance), so that no two suites build the same image at
 // the same time; their own `sim up` then finds every image up to date.
-import { ensureDockerEngine } from "../../sim/cluster";
+import { ensureDockerEngine } from "../../sim/docker";
 import { buildImages, datasetTaskDirs, imageSpecs, resolveImages } from "../../sim/images";
 import { repoRoot } from "./project";
 

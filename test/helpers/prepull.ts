@@ -9,7 +9,9 @@ import { envPrelude, scriptWithEnv } from "../../components/host-script";
 import { proxyEnvironment } from "../../components/host-proxy";
 import { registryAuthEnv, registryMirrorEnv } from "../../components/registry-access";
 import { taskImagesScriptEnv } from "../../components/task-images";
-import { type ClusterPlan, type HostPlan, type RegistryRequest, sshArgs } from "../../sim/cluster";
+import type { ClusterPlan, HostPlan } from "../../sim/layout";
+import type { RegistryRequest } from "../../sim/registry";
+import { sshArgs } from "../../sim/ssh";
 import { mustRun, run } from "../../sim/exec";
 
 /** Builds `count` one-file images (distinct content, FROM scratch) and pushes them to the instance's registry; returns the references the hosts use. */

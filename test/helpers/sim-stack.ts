@@ -5,7 +5,10 @@ import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import YAML from "yaml";
-import { type ClusterPlan, ForeignInstanceError, type SimInstance, simDown, simUp, sshArgs } from "../../sim/cluster";
+import type { ClusterPlan, SimInstance } from "../../sim/layout";
+import { ForeignInstanceError } from "../../sim/ownership";
+import { simDown, simUp } from "../../sim/cluster";
+import { sshArgs } from "../../sim/ssh";
 import { run } from "../../sim/exec";
 import { pointAtSimInstance, repoRoot, type TestProject, testProject } from "./project";
 

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { run } from "../../sim/exec";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClusterPlan } from "../../sim/cluster";
+import type { ClusterPlan } from "../../sim/layout";
 import { type LooseConfig, type SimStack, simStack } from "../helpers/sim-stack";
 
 let sim: SimStack;

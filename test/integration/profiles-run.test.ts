@@ -6,7 +6,7 @@
 import type { Stack } from "@pulumi/pulumi/automation";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClusterPlan } from "../../sim/cluster";
+import type { ClusterPlan } from "../../sim/layout";
 import { repoRoot } from "../helpers/project";
 import { type SimStack, simStack, trialOutcomes } from "../helpers/sim-stack";
 

@@ -6,7 +6,9 @@
 // Its own sim instance (slot 9): traffic only to 127.0.0.1 and that instance's networks.
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClusterPlan, type HostPlan, registryRequests, setRegistryQuota, simDown, simUp } from "../../sim/cluster";
+import type { ClusterPlan, HostPlan } from "../../sim/layout";
+import { registryRequests, setRegistryQuota } from "../../sim/settings";
+import { simDown, simUp } from "../../sim/cluster";
 import { mustRun, run } from "../../sim/exec";
 import { getsPerRepository, pushTinyImages, removeImages, runPrepull } from "../helpers/prepull";
 

@@ -9,16 +9,15 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import {
   CHECKOUT_LABEL,
-  claimInstance,
-  ForeignInstanceError,
   INSTANCE_LABEL,
   LEASE_LABEL,
-  listSimResources,
-  processLease,
   SIM_LABEL,
   type SimInstance,
-  simDown,
-} from "../../sim/cluster";
+} from "../../sim/layout";
+import { claimInstance, simDown } from "../../sim/cluster";
+import { ForeignInstanceError } from "../../sim/ownership";
+import { listSimResources } from "../../sim/docker";
+import { processLease } from "../../sim/lease";
 import { mustRun, run } from "../../sim/exec";
 import { repoRoot } from "../helpers/project";
 import { simStack } from "../helpers/sim-stack";

@@ -1,23 +1,11 @@
 import { describe, expect, it } from "vitest";
-import {
-  belongsTo,
-  bridgeNames,
-  egressDropRule,
-  clusterJson,
-  instanceLayout,
-  formatStatus,
-  hostCreateArgs,
-  hostName,
-  knownHostsText,
-  parseSimArgs,
-  planCluster,
-  publicKeyLine,
-  outsideRunArgs,
-  proxyCreateArgs,
-  registryRunArgs,
-  sshArgs,
-  type ClusterImages,
-} from "../../../sim/cluster";
+import { belongsTo, instanceLayout, hostName, planCluster } from "../../../sim/layout";
+import { bridgeNames, egressDropRule } from "../../../sim/networks";
+import { clusterJson, type ClusterImages } from "../../../sim/cluster-json";
+import { formatStatus } from "../../../sim/cluster";
+import { hostCreateArgs, outsideRunArgs, proxyCreateArgs, registryRunArgs } from "../../../sim/docker-args";
+import { knownHostsText, publicKeyLine, sshArgs } from "../../../sim/ssh";
+import { parseSimArgs } from "../../../cli/commands/sim";
 
 const root = "/repo";
 // A real ed25519 public key line (generated once for this test; no private key anywhere).

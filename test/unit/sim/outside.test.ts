@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync, 
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { readNetworkConditions, setNetworkConditions } from "../../../sim/cluster";
+import { readNetworkConditions, setNetworkConditions } from "../../../sim/settings";
 import { mustRun } from "../../../sim/exec";
 import { buildOutsideTree, datasetCommits, ensureProxyUrl, failTargetProblem, NO_FAULTS, normalizeConditions, scenarioConditions, simpleIndexPages, UNPINNED_TASK, writeConditionsFile } from "../../../sim/outside";
 

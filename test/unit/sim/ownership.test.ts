@@ -2,21 +2,11 @@
 // owner labels, and process leases (against real processes: this one, its parent, a pid that exited).
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import {
-  CHECKOUT_LABEL,
-  currentLease,
-  DEFAULT_INSTANCE,
-  foreignInstanceMessage,
-  hostCreateArgs,
-  judgeOwnership,
-  LEASE_LABEL,
-  leaseAlive,
-  type OwnedResource,
-  type OwnershipFacts,
-  parseSimArgs,
-  planCluster,
-  processLease,
-} from "../../../sim/cluster";
+import { CHECKOUT_LABEL, DEFAULT_INSTANCE, LEASE_LABEL, planCluster } from "../../../sim/layout";
+import { currentLease, leaseAlive, processLease } from "../../../sim/lease";
+import { foreignInstanceMessage, judgeOwnership, type OwnedResource, type OwnershipFacts } from "../../../sim/ownership";
+import { hostCreateArgs } from "../../../sim/docker-args";
+import { parseSimArgs } from "../../../cli/commands/sim";
 
 const ME = "/work/a";
 const OTHER = "/work/b";

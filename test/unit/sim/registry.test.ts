@@ -5,20 +5,12 @@ import { mkdirSync, mkdtempSync, copyFileSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  clusterJson,
-  formatStatus,
-  hostCreateArgs,
-  instanceLayout,
-  mirrorCreateArgs,
-  parseSimArgs,
-  planCluster,
-  readRegistryQuota,
-  registryCounts,
-  registryRunArgs,
-  setRegistryQuota,
-  type ClusterImages,
-} from "../../../sim/cluster";
+import { clusterJson, type ClusterImages } from "../../../sim/cluster-json";
+import { formatStatus } from "../../../sim/cluster";
+import { hostCreateArgs, mirrorCreateArgs, registryRunArgs } from "../../../sim/docker-args";
+import { instanceLayout, planCluster } from "../../../sim/layout";
+import { parseSimArgs } from "../../../cli/commands/sim";
+import { readRegistryQuota, registryCounts, setRegistryQuota } from "../../../sim/settings";
 import {
   curlAuthConfig,
   DEFAULT_QUOTA,

@@ -1,0 +1,113 @@
+// The containers beside the hosts (registry, mirror, index/git server, egress proxy), each (re)created when its image, password or networks call for it.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { containerHash, containerNetworks, containerState, docker } from "./docker";
+import { mirrorCreateArgs, outsideRunArgs, proxyCreateArgs, registryRunArgs } from "./docker-args";
+import { waitFor } from "./exec";
+import type { ClusterPlan } from "./layout";
+import type { Log } from "./log";
+import { GIT_HOSTNAME, INDEX_HOSTNAME } from "./outside";
+
+/**
+ * The registry (gate + docker-registry), recreated when its image changed or its password file was
+ * (re)made (a bind-mounted file keeps its old inode); its storage is a cache dir, so nothing is lost.
+ */
+export async function ensureRegistry(plan: ClusterPlan, image: string, wantHash: string | undefined, freshPassword: boolean, log: Log): Promise<void> {
+  const { registry } = plan;
+  let state = await containerState(registry.container);
+  if (state !== undefined && !(await containerNetworks(registry.container)).includes(plan.outside.network.name)) {
+    // Made before the outside network existed: its storage is a cache, so it is simply recreated there.
+    log(`moving registry ${registry.hostname} to the outside network ${plan.outside.network.name} (${registry.ip})`);
+    await docker(["rm", "-f", registry.container], 120_000);
+    state = undefined;
+  }
+  if (state !== undefined && (freshPassword || (await containerHash(registry.container)) !== wantHash)) {
+    log(`recreating registry ${registry.hostname} (${freshPassword ? "new pull password" : "its image changed"}; its storage ${registry.cacheDir} stays)`);
+    await docker(["rm", "-f", registry.container], 120_000);
+    state = undefined;
+  }
+  if (state === undefined) {
+    mkdirSync(registry.cacheDir, { recursive: true });
+    mkdirSync(join(plan.root, registry.stateDir), { recursive: true, mode: 0o700 });
+    await docker(registryRunArgs(plan, image).slice(1));
+    log(`started registry ${registry.hostname} (${registry.ip}, pushed to via ${registry.pushHost}; pull limits in ${registry.quotaFile}, requests logged to ${registry.requestLog})`);
+  } else if (state !== "running") {
+    await docker(["start", registry.container]);
+  }
+  let last = "";
+  // HEAD /v2/ is served anonymously and forwarded: 200 means the gate and the registry behind it answer.
+  await waitFor(
+    `the registry on ${registry.pushHost}`,
+    async () => {
+      try {
+        const res = await fetch(`http://${registry.pushHost}/v2/`, { method: "HEAD", signal: AbortSignal.timeout(3000) });
+        if (res.ok) return true;
+        last = `HTTP ${res.status}`;
+      } catch (err) {
+        last = String(err);
+      }
+      return undefined;
+    },
+    { timeoutMs: 60_000, lastError: () => last },
+  );
+}
+
+/**
+ * The pull-through mirror, recreated when its image or the password changed or it lacks a network. Its
+ * storage is the container's own (removed with it). It asks registry.sim for its token realm at start,
+ * so it starts after the registry answers.
+ */
+export async function ensureMirror(plan: ClusterPlan, image: string, wantHash: string | undefined, freshPassword: boolean, log: Log): Promise<void> {
+  const { mirror } = plan;
+  let state = await containerState(mirror.container);
+  if (state !== undefined) {
+    const networks = await containerNetworks(mirror.container);
+    const stale = freshPassword || (await containerHash(mirror.container)) !== wantHash || !networks.includes(plan.network.name) || !networks.includes(plan.outside.network.name);
+    if (stale) {
+      await docker(["rm", "-f", mirror.container], 120_000);
+      state = undefined;
+    }
+  }
+  if (state === undefined) {
+    await docker(mirrorCreateArgs(plan, image).slice(1));
+    await docker(["network", "connect", "--ip", mirror.ip, plan.network.name, mirror.container]);
+    await docker(["start", mirror.container]);
+    log(`started mirror ${mirror.hostname}:${mirror.port} (${mirror.ip} on ${plan.network.name}, ${mirror.outsideIp} on ${plan.outside.network.name}), a pull-through cache of ${plan.registry.hostname}:${plan.registry.port} pulling as ${plan.registry.username}`);
+  } else if (state !== "running") {
+    await docker(["start", mirror.container]);
+  }
+}
+
+/** The index/git server, recreated when its image changed (it holds no state: the tree is a cache). */
+export async function ensureOutsideServer(plan: ClusterPlan, image: string, wantHash: string | undefined, log: Log): Promise<void> {
+  const { outside } = plan;
+  let state = await containerState(outside.container);
+  if (state !== undefined && (await containerHash(outside.container)) !== wantHash) {
+    await docker(["rm", "-f", outside.container], 120_000);
+    state = undefined;
+  }
+  if (state === undefined) {
+    await docker(outsideRunArgs(plan, image).slice(1));
+    log(`started ${INDEX_HOSTNAME} + ${GIT_HOSTNAME} (${outside.container}, ${outside.ip}, files in ${outside.treeDir})`);
+  } else if (state !== "running") {
+    await docker(["start", outside.container]);
+  }
+}
+
+/** The egress proxy, recreated when its image changed or its credentials file was (re)made. */
+export async function ensureProxy(plan: ClusterPlan, image: string, wantHash: string | undefined, freshCredentials: boolean, log: Log): Promise<void> {
+  const { proxy } = plan;
+  let state = await containerState(proxy.container);
+  if (state !== undefined && (freshCredentials || (await containerHash(proxy.container)) !== wantHash)) {
+    await docker(["rm", "-f", proxy.container], 120_000);
+    state = undefined;
+  }
+  if (state === undefined) {
+    await docker(proxyCreateArgs(plan, image).slice(1));
+    await docker(["network", "connect", "--ip", proxy.ip, plan.network.name, proxy.container]);
+    await docker(["start", proxy.container]);
+    log(`started proxy ${proxy.hostname}:${proxy.port} (${proxy.ip} on ${plan.network.name}, ${proxy.outsideIp} on ${plan.outside.network.name})`);
+  } else if (state !== "running") {
+    await docker(["start", proxy.container]);
+  }
+}
