@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     const [noop, noopSecs] = await timed(() => stack.up(quiet));
     const changes = Object.entries(noop.summary.resourceChanges ?? {}).filter(([k]) => k !== "same").reduce((n, [, v]) => n + (v ?? 0), 0);
     // One worker's flag: what a reviewer sees.
-    doc.config["reprobench:sglang"] = { ...doc.config["reprobench:sglang"], overrides: { "worker-b": { maxRunningRequests: 4 } } };
+    doc.config["reprobench:modelServer"] = { ...doc.config["reprobench:modelServer"], overrides: { "worker-b": { maxRunningRequests: 4 } } };
     writeFileSync(file, YAML.stringify(doc));
     const diff: string[] = [];
     const preview = await stack.preview({ diff: true, color: "never", onOutput: (o) => diff.push(o) });
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     console.log(`no-op up:      ${noopSecs.toFixed(1)} s (ratio to first: ${(noopSecs / firstSecs).toFixed(2)})`);
     console.log(`no-op changes: ${changes}`);
     console.log(`destroy:       ${destroySecs.toFixed(1)} s`);
-    console.log(`\npreview --diff of sglang.overrides.worker-b.maxRunningRequests 5 → 4 (${JSON.stringify(preview.changeSummary)}):`);
+    console.log(`\npreview --diff of modelServer.overrides.worker-b.maxRunningRequests 5 → 4 (${JSON.stringify(preview.changeSummary)}):`);
     // The changed lines only (the unchanged script text is long).
     const lines = diff.join("").split("\n");
     const start = lines.findIndex((l) => l.includes("worker-b-sglang-container"));

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { readJob } from "../results/load";
 import type { JobInput } from "../results/audit";
 import { connectionOf, runRemoteScript, type StackAccess } from "./stack-access";
-import type { HostConnection } from "../components/ssh";
+import { type HostConnection, secretMasker } from "../components/transport";
 
 const JOB_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
@@ -103,11 +103,11 @@ export async function runRemotePass(remote: Pick<RemoteJob, "access" | "runner">
       JOB_DIR: pass.jobDir,
       CURRENT_FILE: path.posix.join(remote.access.cluster.harbor.workDir, "runs", "current.d", remote.access.stackId),
     },
-    { timeoutMs: pass.wait ? 12 * 3600_000 : 120_000 },
+    { timeoutMs: pass.wait ? 12 * 3600_000 : 120_000, secret: ["API_KEY"] },
   );
   const last = out.trim().split("\n").pop() ?? "{}";
   const reported = JSON.parse(last) as { exitStatus: string | null; logTail?: string };
   // Harbor's log may echo what it was started with: never print the key.
-  const logTail = (reported.logTail ?? "").split(remote.access.apiKey).join("[secret]");
+  const logTail = secretMasker({ API_KEY: remote.access.apiKey }).all(reported.logTail ?? "");
   return { unit, log, exitStatus: reported.exitStatus, logTail };
 }

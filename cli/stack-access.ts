@@ -4,12 +4,12 @@
 // (destroyed) still reaches its hosts when its stack file names key files, and finds its last job on the
 // runner (runs/current.d/<project>.<stack>). Secrets (private keys, the API key) stay in memory or in 0600
 // files; nothing here prints them.
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import YAML from "yaml";
+import { withCurrentKeys } from "../components/config/renamed-keys";
 import type { ReprobenchConfig } from "../components/config/schema";
-import { type HostConnection, sshOptions, writeSshMaterial } from "../components/ssh";
+import { type HostConnection, hostLabel, runScript, secretMasker, stderrTail } from "../components/transport";
 
 /** What the CLI needs to know about the cluster, from its public config. */
 export interface ClusterView {
@@ -153,7 +153,8 @@ export async function stackAccess(stack: string, o: AccessOptions): Promise<Stac
   let config: ReprobenchConfig;
   let connections: Map<string, HostConnection>;
   if (ownerOutputs.clusterConfig && ownerOutputs.hostConnections) {
-    config = ownerOutputs.clusterConfig as ReprobenchConfig;
+    // An owner brought up before the model server section was renamed still exports it as `sglang`.
+    config = withCurrentKeys(ownerOutputs.clusterConfig as Record<string, unknown>).raw as unknown as ReprobenchConfig;
     connections = connectionsFromOutputs(ownerOutputs.hostConnections, clusterSource);
   } else if (owner) {
     throw new Error(`stack '${stack}' runs on the cluster of stack '${owner}', which has no outputs: it is not up (reprobench up --stack ${owner})`);
@@ -195,55 +196,22 @@ export function connectionOf(access: StackAccess, host: string): HostConnection 
   return c;
 }
 
-/**
- * `ssh` argv for a connection (pinned host key, the stack's key in a 0600 file) and a remote command. A
- * login that is not root but may sudo (hosts[].ssh.sudo) runs it through `sudo -n` (never a prompt).
- */
-export function sshArgvFor(c: HostConnection, remoteCommand: string, opts: { tty?: boolean; connectTimeoutSecs?: number } = {}): string[] {
-  const files = writeSshMaterial(c);
-  const options = sshOptions(files).map((o) => (o.startsWith("ConnectTimeout=") && opts.connectTimeoutSecs ? `ConnectTimeout=${opts.connectTimeoutSecs}` : o));
-  const sudo = c.sudo === true && c.user !== "root";
-  const command = sudo ? `sudo -n -- bash -c ${shellQuoteWord(remoteCommand)}` : remoteCommand;
-  return ["ssh", ...options, "-o", "LogLevel=ERROR", ...(opts.tty ? ["-t"] : []), "-p", String(c.port), "-l", c.user, c.host, command];
-}
-
-function shellQuoteWord(v: string): string {
-  return `'${v.replace(/'/g, `'\\''`)}'`;
-}
-
 export class UnreachableHostError extends Error {}
 
 /**
- * Runs a bash script on a host, its inputs exported first, all on stdin (secrets never on a command line).
- * Resolves to stdout; rejects naming the host (UnreachableHostError when ssh itself failed).
+ * Runs a bash script on a host (components/transport.ts runScript: its inputs exported first, all on stdin,
+ * secrets never on a command line; through `sudo -n` for a sudo login). Resolves to stdout; rejects naming
+ * the host (UnreachableHostError when ssh itself failed or no answer came in time). The inputs named in
+ * `secret` are masked in the messages.
  */
-export function runRemoteScript(c: HostConnection, script: string, env: Record<string, string>, opts: { timeoutMs?: number } = {}): Promise<string> {
-  const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
-  for (const k of Object.keys(env)) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new Error(`invalid variable name ${JSON.stringify(k)}`);
-  const prelude = Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}`).join("\n");
-  const marker = "reprobench: connected";
-  const argv = sshArgvFor(c, "bash -s");
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    const timeoutMs = opts.timeoutMs ?? 60_000;
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    child.on("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      const where = `host ${c.name} (${c.user}@${c.host}:${c.port})`;
-      const tail = err.replace(`${marker}\n`, "").trim().split("\n").slice(-5).join("\n");
-      if (code === 0) resolve(out);
-      else if (signal) reject(new UnreachableHostError(`${where}: no answer within ${Math.round(timeoutMs / 1000)}s`));
-      else if (code === 255 && !err.includes(marker)) reject(new UnreachableHostError(`${where} is unreachable over SSH: ${tail || "ssh exited 255"}`));
-      else reject(new Error(`${where}: remote script failed (exit ${code}): ${tail}`));
-    });
-    child.stdin.end(`echo ${marker} >&2\n${prelude}\n${script}\n`);
-  });
+export async function runRemoteScript(c: HostConnection, script: string, env: Record<string, string>, opts: { timeoutMs?: number; secret?: string[] } = {}): Promise<string> {
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const r = await runScript(c, script, { env, timeoutMs });
+  if (r.outcome === "ok") return r.stdout;
+  const mask = secretMasker(Object.fromEntries((opts.secret ?? []).filter((k) => k in env).map((k) => [k, env[k]])));
+  const where = hostLabel(c);
+  const tail = mask.all(stderrTail(r.stderr, 5));
+  if (r.outcome === "killed") throw new UnreachableHostError(`${where}: no answer within ${Math.round(timeoutMs / 1000)}s`);
+  if (r.outcome === "unreachable") throw new UnreachableHostError(`${where} is unreachable over SSH: ${tail || "ssh exited 255"}`);
+  throw new Error(`${where}: remote script failed (exit ${r.code}): ${tail}`);
 }

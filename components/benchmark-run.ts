@@ -2,9 +2,10 @@ import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import type { HarborInstallReport } from "./harbor-runner";
+import type { ClusterHost } from "./host";
 import { bashCommand, hostScript, lastJsonLine, rootCommand, scriptWithEnv, shellQuote } from "./host-script";
 import { type ConfigCheck, type JobSummary, type RunPaths, runManifest, runPaths, summarizeJobResult } from "./run-config";
-import { type HostConnectionInput, commandConnection, loginSudo } from "./ssh";
+import { commandConnection, loginSudo } from "./transport";
 import type { TaskImagesReport } from "./task-images";
 
 // ---------------------------------------------------------------------------------------------------------
@@ -146,10 +147,10 @@ export interface LaunchReport {
 export interface BenchmarkRunArgs {
   /** The run as the program rendered it. */
   readonly settings: RunSettings;
-  /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<HostConnectionInput>;
-  /** Every host (name, connection): daemon.json hashes for the manifest. */
-  readonly hosts: { name: string; connection: pulumi.Input<HostConnectionInput> }[];
+  /** The runner host, where Harbor runs the job. */
+  readonly runner: ClusterHost;
+  /** Every host of the cluster: daemon.json hashes for the manifest. */
+  readonly hosts: readonly ClusterHost[];
   /** The router's API key; reaches harbor as OPENAI_API_KEY. Secret. */
   readonly apiKey: pulumi.Input<string>;
   /** reprobench:hfToken for hf-sandbox runs; reaches harbor as HF_TOKEN. Secret. */
@@ -160,10 +161,10 @@ export interface BenchmarkRunArgs {
   readonly dataset: pulumi.Input<Record<string, unknown>>;
   /** TaskImages report. */
   readonly images: pulumi.Input<TaskImagesReport>;
-  /** Worker host → /server_info text (SglangWorker.serverInfo). */
-  readonly workerServerInfo: Record<string, pulumi.Input<string>>;
+  /** Worker host → /server_info text (ModelServer.serverInfo). */
+  readonly workerServerInfo: pulumi.Input<Record<string, pulumi.Input<string>>>;
   /** Server and router images as pulled (name@sha256:…), keyed by role and host. */
-  readonly serverImages: Record<string, pulumi.Input<string>>;
+  readonly serverImages: pulumi.Input<Record<string, pulumi.Input<string>>>;
   /** package.json version of this toolkit. */
   readonly toolkitVersion: string;
 }
@@ -218,11 +219,11 @@ export class BenchmarkRun extends pulumi.ComponentResource {
       daemonHashes[host.name] = hash.stdout.apply((s) => s.trim());
     }
 
-    const preflightCommand = pulumi.all([paths, loginSudo(args.connection)]).apply(([p, sudo]) => rootCommand(bashCommand("harbor-preflight", preflightScriptEnv(run, p)), sudo));
+    const preflightCommand = pulumi.all([paths, loginSudo(args.runner.connection)]).apply(([p, sudo]) => rootCommand(bashCommand("harbor-preflight", preflightScriptEnv(run, p)), sudo));
     const preflight = new command.remote.Command(
       `${name}-preflight`,
       {
-        connection: commandConnection(args.connection),
+        connection: commandConnection(args.runner.connection),
         create: preflightCommand.create,
         stdin: preflightCommand.stdin as pulumi.Output<string>,
         addPreviousOutputInEnv: false,
@@ -257,7 +258,7 @@ export class BenchmarkRun extends pulumi.ComponentResource {
     const harbor = new CheckedCommand(
       `${name}-harbor`,
       {
-        connection: args.connection,
+        connection: args.runner.connection,
         create: pulumi.all([job.name, paths]).apply(([n, p]) => scriptWithEnv("harbor-launch", launchScriptEnv(run, n, p))),
         // The key rides in the (secret) environment, out of `create`, which previews show.
         environment: { API_KEY: args.apiKey, ...(args.hfToken !== undefined ? { HF_TOKEN: args.hfToken } : {}) },

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { type HostConnection, type HostConnectionInput, recordLogin } from "./ssh";
+import { type HostConnection, type HostConnectionInput, hostLabel, loginRecordFile, recordLogin, runOverSsh, scriptInvocation, secretMasker, stderrTail } from "./transport";
 
 /** The login fields a change of which may re-run a resource's create (CheckedCommandArgs.rerunOnLogin). */
 export type LoginField = "user" | "sudo";
@@ -81,7 +81,8 @@ interface State {
 }
 
 // The provider is serialized by Pulumi into the dynamic-provider process, so everything it uses is
-// required inside the functions (Node built-ins only) and it captures no module-level values.
+// required inside the functions (Node built-ins only) and it captures no module-level values. The functions
+// of transport.ts it calls are captured by value with it (a local module), under the same rule.
 const provider: pulumi.dynamic.ResourceProvider = {
   async create(inputs: State) {
     const run = sshRunner();
@@ -162,23 +163,6 @@ export function splitCheck(text: string): { observed: string; info: string } {
 }
 
 /**
- * Where the program records a host's current login for one stack (ssh.ts recordLogin), on the machine
- * that runs Pulumi: named by the stack, the project and the host's address, never by the key, so the
- * provider finds it from what state already holds (the URN, the address). Serialized with the provider:
- * Node built-ins only.
- */
-export function loginRecordFile(project: string, stack: string, host: string, port: number, env: NodeJS.ProcessEnv = process.env): string {
-  /* eslint-disable @typescript-eslint/no-require-imports -- see the note on `provider` */
-  const crypto = require("node:crypto") as typeof import("node:crypto");
-  const os = require("node:os") as typeof import("node:os");
-  const path = require("node:path") as typeof import("node:path");
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  const dir = env.REPROBENCH_SSH_DIR ?? path.join(os.homedir(), ".reprobench", "ssh");
-  const id = crypto.createHash("sha256").update(JSON.stringify([project, stack, host, port])).digest("hex").slice(0, 20);
-  return path.join(dir, `login-${id}.json`);
-}
-
-/**
  * The login to use for a resource's refresh and delete: the one the program recorded last for this stack
  * and host (a rotated key reaches refresh and destroy without touching the resource), else the connection
  * in state. Serialized with the provider: Node built-ins only.
@@ -223,22 +207,18 @@ async function runWithFallback(
 export const checkedCommandProvider = provider;
 
 /**
- * How the provider runs a script: ssh's remote command and what goes to it on stdin. The command is one of
- * two fixed strings — `bash -s`, or `sudo -n -- bash -s` for a sudo login running as root (sudo without a
- * password or terminal; the same as host-script.ts rootShell) — so neither the script nor an input ever
- * shows in `ps` or in sudo's log. The marker, printed first by the shell that runs the script, tells a
- * connection that failed from a script that failed, and a sudo that refused from both.
+ * How the provider runs a script: ssh's remote command and what goes to it on stdin (transport.ts
+ * scriptInvocation). The command is one of two fixed strings — `bash -s`, or `sudo -n -- bash -s` for a sudo
+ * login running as root — so neither the script nor an input ever shows in `ps` or in sudo's log. The
+ * marker, printed first by the shell that runs the script, tells a connection that failed from a script
+ * that failed, and a sudo that refused from both.
  */
 export function remoteInvocation(
   s: Pick<State, "connection" | "environment" | "recorded" | "runAs">,
   script: string,
   extra: Record<string, string> = {},
-): { command: string; stdin: string; marker: string } {
-  const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
-  const prelude = Object.entries({ ...extra, ...(s.recorded ?? {}), ...(s.environment ?? {}) }).map(([k, v]) => `export ${k}=${quote(v)}`).join("\n");
-  const marker = "reprobench: connected";
-  const command = s.connection.sudo && s.runAs !== "login" ? "sudo -n -- bash -s" : "bash -s";
-  return { command, stdin: `echo ${marker} >&2\n${prelude}\nset -euo pipefail\n${script}\n`, marker };
+): { command: string; stdin: string; marker: string; sudo: boolean } {
+  return scriptInvocation(s.connection, script, { ...extra, ...(s.recorded ?? {}), ...(s.environment ?? {}) }, { runAs: s.runAs, strict: true });
 }
 
 /**
@@ -301,118 +281,40 @@ export function progressLine(line: string): string | undefined {
 }
 
 /**
- * What hides the script inputs' secret values in text that leaves the provider. `environment` is the
- * secret channel of a CheckedCommand (API keys, tokens, proxy URLs; plain inputs travel in the script text),
- * and the whole map arrives here as one secret, so every value counts: each value of 8 or more characters
- * is replaced by "[secret not shown]", except a URL, which is shown with its credentials replaced by "***"
- * (http://***@proxy.sim:3128), and the user:password (and the password alone) of any URL input wherever it
- * appears. "values" does only that, by value: for stdout and the check's output, which are parsed and kept
- * in state (a server echoing its API key in /server_info loses it here). "all" (error messages, progress
- * lines) also masks the userinfo of any URL in the text. Serialized with the provider: no imports.
+ * Returns a function that runs a bash script on the state's host (transport.ts runOverSsh) and words the
+ * outcome; rejects with the stderr tail. Neither a progress line nor an error message shows a secret input
+ * (secretMasker).
  */
-export function secretMasker(environment: Record<string, string> | undefined): { all(text: string): string; values(text: string): string } {
-  const decodeURIComponentSafe = (text: string): string => {
-    try {
-      return decodeURIComponent(text);
-    } catch {
-      return text;
-    }
-  };
-  const credentialPairs: [string, string][] = [];
-  const valuePairs: [string, string][] = [];
-  for (const value of Object.values(environment ?? {})) {
-    if (typeof value !== "string" || value === "") continue;
-    const m = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(value);
-    if (m) {
-      const at = m[2].lastIndexOf("@");
-      if (at === -1) continue; // a URL without credentials is no secret
-      const userinfo = m[2].slice(0, at);
-      credentialPairs.push([value, `${m[1]}***${m[2].slice(at)}${m[3]}`]);
-      if (userinfo.length >= 4) credentialPairs.push([userinfo, "***"]);
-      const password = userinfo.slice(userinfo.indexOf(":") + 1);
-      if (userinfo.includes(":") && password.length >= 4) credentialPairs.push([password, "***"]);
-      for (const encoded of [encodeURIComponent(userinfo), decodeURIComponentSafe(userinfo)]) {
-        if (encoded !== userinfo && encoded.length >= 4) credentialPairs.push([encoded, "***"]);
-      }
-    } else if (value.length >= 8) valuePairs.push([value, "[secret not shown]"]);
-  }
-  const longestFirst = (pairs: [string, string][]) => pairs.sort((a, b) => b[0].length - a[0].length);
-  const replaceAll = (text: string, pairs: [string, string][]) => pairs.reduce((t, [from, to]) => t.split(from).join(to), text);
-  const userinfo = (text: string) => text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@"'<>]*@/gi, "$1***@");
-  const byValue = longestFirst([...credentialPairs, ...valuePairs]);
-  return {
-    all: (text) => userinfo(replaceAll(text, byValue)),
-    // Only the inputs' own values: stdout is parsed, and "http://10.0.0.1:30001@0" (a router's
-    // worker@rank) must come through as it is.
-    values: (text) => replaceAll(text, byValue),
-  };
-}
-
-/** Returns a function that runs a bash script on the state's host; rejects with the stderr tail. */
 function sshRunner(): (s: Pick<State, "connection" | "environment" | "recorded" | "timeoutSeconds" | "runAs" | "progressUrn">, script: string, extra?: Record<string, string>) => Promise<string> {
-  /* eslint-disable @typescript-eslint/no-require-imports -- see the note on `provider` */
-  const cp = require("node:child_process") as typeof import("node:child_process");
-  const fs = require("node:fs") as typeof import("node:fs");
-  const os = require("node:os") as typeof import("node:os");
-  const path = require("node:path") as typeof import("node:path");
-  /* eslint-enable @typescript-eslint/no-require-imports */
   return async (s, script, extra = {}) => {
     const c = s.connection;
     const progress = progressSink(s.progressUrn);
-    // Neither a progress line nor an error message shows a secret input (secretMasker).
     const mask = secretMasker(s.environment);
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reprobench-ssh-"));
+    const timeoutSeconds = s.timeoutSeconds ?? 1800;
     try {
-      const key = path.join(dir, "id");
-      fs.writeFileSync(key, c.privateKey.endsWith("\n") ? c.privateKey : `${c.privateKey}\n`, { mode: 0o600 });
-      const target = c.port === 22 ? c.host : `[${c.host}]:${c.port}`;
-      fs.writeFileSync(path.join(dir, "known_hosts"), `${target} ${c.hostKey.trim()}\n`);
-      // Inputs travel on stdin, never on the command line (visible in `ps`).
-      const { command, stdin, marker: CONNECTED } = remoteInvocation(s, script, extra);
-      const args = ["-i", key, "-p", String(c.port), "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
-        "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${path.join(dir, "known_hosts")}`,
-        "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=30", "-l", c.user, c.host, command];
-      let partial = "";
-      return await new Promise<string>((resolve, reject) => {
-        const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
-        let out = "";
-        let err = "";
-        const timer = setTimeout(() => child.kill("SIGKILL"), (s.timeoutSeconds ?? 1800) * 1000);
-        child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-        child.stderr.on("data", (d: Buffer) => {
-          const text = d.toString();
-          err += text;
-          // Long steps (model load, image pre-pull, Harbor install, the job) say how far they are.
-          const lines = (partial + text).split("\n");
-          partial = lines.pop() ?? "";
-          for (const line of lines) {
-            const p = progressLine(line);
-            if (p !== undefined) progress.send(mask.all(p));
-            const w = warningLine(line);
-            if (w !== undefined) progress.warn(mask.all(w));
-          }
-        });
-        child.on("error", (e) => { clearTimeout(timer); reject(e); });
-        child.on("close", (code, signal) => {
-          clearTimeout(timer);
-          const where = `host ${c.name} (${c.user}@${c.host}:${c.port})`;
-          if (code === 0) resolve(mask.values(out));
-          else if (code === 255 && !err.includes(CONNECTED)) {
-            // ssh's own failure: refused, timed out, host key, authentication.
-            const e = new Error(`${where} cannot be reached over SSH (the connection or the login failed); nothing on it was changed or read as drift. Bring the host back (sshd, network, its key) and retry:\n${mask.all(err.trim().split("\n").slice(-5).join("\n"))}`);
-            (e as Error & { unreachable?: boolean }).unreachable = true;
-            reject(e);
-          } else if (command.startsWith("sudo") && !err.includes(CONNECTED)) {
-            // Connected, but sudo ran nothing (the login's rights changed since the rights check passed).
-            reject(new Error(`${where}: sudo refused to run the script as root, so nothing ran; the login ${c.user} needs NOPASSWD sudo there (hosts[].ssh.sudo): ${mask.all(err.trim().split("\n").slice(-3).join(" "))}`));
-          } else reject(new Error(`${where}: script failed (${signal ? `killed by ${signal}, timeout ${s.timeoutSeconds ?? 1800}s` : `exit ${code}`}):\n${mask.all(err.replace(`${CONNECTED}\n`, "").trim().split("\n").slice(-25).join("\n"))}`));
-        });
-        // The marker tells a failed connection from a script that failed (ssh exits 255 for both kinds).
-        child.stdin.end(stdin);
-      });
+      // Long steps (model load, image pre-pull, Harbor install, the job) say how far they are.
+      const onStderrLine = (line: string) => {
+        const p = progressLine(line);
+        if (p !== undefined) progress.send(mask.all(p));
+        const w = warningLine(line);
+        if (w !== undefined) progress.warn(mask.all(w));
+      };
+      const r = await runOverSsh(c, remoteInvocation(s, script, extra), { timeoutMs: timeoutSeconds * 1000, onStderrLine });
+      const where = hostLabel(c);
+      if (r.outcome === "ok") return mask.values(r.stdout);
+      if (r.outcome === "unreachable") {
+        // ssh's own failure: refused, timed out, host key, authentication.
+        const e = new Error(`${where} cannot be reached over SSH (the connection or the login failed); nothing on it was changed or read as drift. Bring the host back (sshd, network, its key) and retry:\n${mask.all(stderrTail(r.stderr, 5))}`);
+        (e as Error & { unreachable?: boolean }).unreachable = true;
+        throw e;
+      }
+      if (r.outcome === "sudo-refused") {
+        // Connected, but sudo ran nothing (the login's rights changed since the rights check passed).
+        throw new Error(`${where}: sudo refused to run the script as root, so nothing ran; the login ${c.user} needs NOPASSWD sudo there (hosts[].ssh.sudo): ${mask.all(stderrTail(r.stderr, 3, " "))}`);
+      }
+      throw new Error(`${where}: script failed (${r.signal ? `killed by ${r.signal}, timeout ${timeoutSeconds}s` : `exit ${r.code}`}):\n${mask.all(stderrTail(r.stderr, 25))}`);
     } finally {
       await progress.close();
-      fs.rmSync(dir, { recursive: true, force: true });
     }
   };
 }

@@ -1,11 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { ClusterHost } from "./host";
 import { CheckedCommand } from "./checked-command";
 import { scriptWithEnv } from "./host-script";
-import type { HostConnectionInput } from "./ssh";
 
 export interface ClusterGuardArgs {
-  /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<HostConnectionInput>;
+  /** The runner host, where every stack names the job it runs. */
+  readonly host: ClusterHost;
   /** <harbor.workDir>/runs/current.d, where every stack names the job it runs. */
   readonly currentDir: string;
   /** This (owning) stack's id, "project.stack". */
@@ -24,7 +24,7 @@ export class ClusterGuard extends pulumi.ComponentResource {
     new CheckedCommand(
       `${name}-check`,
       {
-        connection: args.connection,
+        connection: args.host.connection,
         create: scriptWithEnv("cluster-guard", { ...env, MODE: "check" }),
         check: scriptWithEnv("cluster-guard", { ...env, MODE: "check" }),
         delete: scriptWithEnv("cluster-guard", { ...env, MODE: "guard" }),

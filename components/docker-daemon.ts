@@ -1,10 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { ClusterHost } from "./host";
 import { CheckedCommand } from "./checked-command";
 import { parseCidr } from "./cidr";
 import type { DaemonProxies } from "./host-proxy";
 import { scriptWithEnv } from "./host-script";
-import { type RestartGuardSettings, guardHooks } from "./restart-guard";
-import type { HostConnectionInput } from "./ssh";
+import { guardHooks } from "./restart-guard";
 
 /** Where the host keeps daemon.json backups and the pre-reprobench original. */
 export const DAEMON_STATE_DIR = "/var/lib/reprobench/docker-daemon";
@@ -81,14 +81,10 @@ export function daemonScriptEnv(docker: DaemonSettings): Record<string, string> 
 }
 
 export interface DockerDaemonConfigArgs {
-  /** SSH connection to the host. */
-  readonly connection: pulumi.Input<HostConnectionInput>;
+  /** The host (its connection, name for messages, and restart guard). */
+  readonly host: ClusterHost;
   /** The daemon.json settings to converge. */
   readonly settings: DaemonSettings;
-  /** The host's name, for messages. */
-  readonly hostName: string;
-  /** Refuse a change that may restart dockerd while a Harbor job runs (omitted: no guard). */
-  readonly restartGuard?: RestartGuardSettings;
   /**
    * daemon.json "proxies": what dockerd pulls images through (hosts[].proxy). Secret (the URL may carry
    * credentials): it reaches the host in the command's secret environment, the file is written 0600, and
@@ -121,7 +117,7 @@ export class DockerDaemonConfig extends pulumi.ComponentResource {
     const apply = new CheckedCommand(
       `${name}-daemon-json`,
       {
-        connection: args.connection,
+        connection: args.host.connection,
         create: scriptWithEnv("docker-daemon", env),
         check: scriptWithEnv("docker-daemon-check", { DAEMON_JSON: env.DAEMON_JSON }),
         // Re-running the merge repairs drift; a replace would first restore the original file.
@@ -136,7 +132,7 @@ export class DockerDaemonConfig extends pulumi.ComponentResource {
       // A component's dependsOn does not reach its children by itself (the SDK waits only on a
       // resource's own dependsOn), so pass it on. A change of the pools or proxies (which may restart
       // dockerd) asks the restart guard first, as part of that very step.
-      { parent: this, dependsOn: opts?.dependsOn, hooks: guardHooks(`${name}-daemon-json`, args.restartGuard, `dockerd on ${args.hostName}`) },
+      { parent: this, dependsOn: opts?.dependsOn, hooks: guardHooks(`${name}-daemon-json`, args.host.restartGuard, `dockerd on ${args.host.name}`) },
     );
     this.report = apply.stdout;
     this.observedPools = apply.observed;

@@ -1,9 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { ClusterHost } from "./host";
 import { CheckedCommand } from "./checked-command";
 import { lastJsonLine, scriptWithEnv } from "./host-script";
-import { type RestartGuardSettings, guardHooks } from "./restart-guard";
+import { guardHooks } from "./restart-guard";
 import type { RunnerPaths } from "./run-config";
-import type { HostConnectionInput } from "./ssh";
 import { uploadsDir } from "./task-dataset";
 
 /** Harbor on the runner (harbor.* of the stack; the dataset is TaskDataset's, components/task-dataset.ts). */
@@ -52,13 +52,9 @@ export interface HarborInstallReport {
 }
 
 export interface HarborRunnerArgs {
-  /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<HostConnectionInput>;
+  /** The runner host (its connection, proxy and restart guard). */
+  readonly host: ClusterHost;
   readonly settings: HarborSettings;
-  /** HTTP(S)_PROXY/NO_PROXY of the runner's proxy (hosts[].proxy), merged into the scripts' secret environment; omitted: none. */
-  readonly proxyEnv?: pulumi.Input<Record<string, string>>;
-  /** Refuse a reinstall or removal of the venv while a Harbor job runs (omitted: no guard). */
-  readonly restartGuard?: RestartGuardSettings;
 }
 
 /**
@@ -74,11 +70,11 @@ export class HarborRunner extends pulumi.ComponentResource {
     super("reprobench:runner:HarborRunner", name, {}, opts);
     const h = args.settings;
     const installEnv = installScriptEnv(h);
-    const proxy = args.proxyEnv !== undefined ? { environment: args.proxyEnv } : {};
+    const proxy = args.host.proxyEnv !== undefined ? { environment: args.host.proxyEnv } : {};
     const install = new CheckedCommand(
       `${name}-install`,
       {
-        connection: args.connection,
+        connection: args.host.connection,
         create: scriptWithEnv(["retry", "owned-dir", "harbor-install"], installEnv),
         check: scriptWithEnv("harbor-install-check", { VENV: h.venv, WORK_DIR: h.workDir, HARBOR_VERSION: h.version }),
         // The venv is ours (removed only when it is a venv or carries our stamp); the jobs dir and logs are never removed.
@@ -92,7 +88,7 @@ export class HarborRunner extends pulumi.ComponentResource {
         timeoutSeconds: 1800,
       },
       // A running job runs from this venv: a reinstall or removal asks the restart guard first.
-      { parent: this, hooks: guardHooks(`${name}-install`, args.restartGuard, "the Harbor install") },
+      { parent: this, hooks: guardHooks(`${name}-install`, args.host.restartGuard, "the Harbor install") },
     );
     this.install = install.stdout.apply((s) => lastJsonLine<HarborInstallReport>(s, "harbor-install.sh"));
     this.registerOutputs({ install: this.install });

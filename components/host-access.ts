@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { lastJsonLine, scriptWithEnv } from "./host-script";
 import type { RegistryLogin } from "./registry-access";
-import { type HostConnectionInput, dockerHostUrl, loginSudo, sshMaterialDir, sshOptions, writeSshMaterial } from "./ssh";
+import { type HostConnectionInput, dockerHostUrl, loginSudo, sshMaterialDir, sshOptions, writeSshMaterial } from "./transport";
 
 /** The stack that owns a cluster: its project, its name and a token of its own (two stacks of one name differ). */
 export interface ClusterOwner {
@@ -32,11 +32,6 @@ export interface HostAccessArgs {
   /** The stack claiming the host; a host another stack owns is refused before anything on it changes. */
   readonly owner: pulumi.Input<ClusterOwner>;
   /**
-   * What the claim waits for: every host's HostRights, so that a login without its rights on any host
-   * stops `up` before any host is claimed or changed.
-   */
-  readonly after?: pulumi.Resource[];
-  /**
    * Registry accounts the Docker provider pulls as, should it pull a server image itself (image-digest.sh
    * pulls it first, with the same credentials); secret. Omitted: anonymous.
    */
@@ -52,7 +47,7 @@ export interface HostRightsArgs {
  * The SSH login's rights on one host, checked as the login itself (host-rights.sh): root's (root, or
  * NOPASSWD sudo when hosts[].ssh.sudo) and the Docker socket's (the Docker provider dials it as the login,
  * where sudo cannot help). Changes nothing. A login lacking one fails here with one message naming the host
- * and what is missing; pass every host's HostRights to every HostAccess (`after`) so that this happens
+ * and what is missing; make every HostAccess depend on every host's HostRights (`dependsOn`) so that this happens
  * before any host changes. Read again on every refresh: rights lost since read as drift, and the next
  * `up` checks them again before anything else.
  */
@@ -76,7 +71,7 @@ export class HostRights extends pulumi.ComponentResource {
  * when another stack owns it), the facts every other component needs (the login's uid:gid, the engine's
  * version), read again on every refresh, and a `@pulumi/docker` provider that talks to the host's dockerd
  * over the same pinned SSH connection. Everything placed on the host depends on it, so the claim comes
- * first and the release last. Pass `dockerProvider` to the components placed on the host.
+ * first and the release last. BenchCluster makes the host's handle (components/host.ts) from it.
  */
 export class HostAccess extends pulumi.ComponentResource {
   /** The Docker engine of this host, over `ssh://`. */
@@ -104,7 +99,9 @@ export class HostAccess extends pulumi.ComponentResource {
         onDrift: "update",
         timeoutSeconds: 120,
       },
-      { parent: this, dependsOn: args.after },
+      // The claim waits for what the component depends on: every host's HostRights, so that a login
+      // without its rights on any host stops `up` before any host is claimed or changed.
+      { parent: this, dependsOn: opts?.dependsOn },
     );
     this.facts = probe.stdout.apply((s) => lastJsonLine<HostFacts>(s, "host-facts.sh"));
     this.loginUser = this.facts.apply((f) => `${f.uid}:${f.gid}`);

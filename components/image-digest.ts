@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { scriptWithEnv } from "./host-script";
 import { mergedEnvironment } from "./registry-access";
-import type { HostConnectionInput } from "./ssh";
+import type { HostConnectionInput } from "./transport";
 
 /**
  * The reference to pull: the repository at the digest the tag resolved to (repo@sha256:…), so every host

@@ -1,8 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { ClusterHost } from "./host";
 import { CheckedCommand } from "./checked-command";
 import { scriptWithEnv } from "./host-script";
-import { type RestartGuardSettings, guardHooks } from "./restart-guard";
-import type { HostConnectionInput } from "./ssh";
+import { guardHooks } from "./restart-guard";
 
 export const MODEL_BRIDGE_UNIT = "reprobench-model-bridge";
 
@@ -34,11 +34,9 @@ export function modelBridgeScriptEnv(s: ModelBridgeSettings): Record<string, str
 }
 
 export interface ModelBridgeArgs {
-  /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<HostConnectionInput>;
+  /** The runner host (its connection, proxy and restart guard). */
+  readonly host: ClusterHost;
   readonly settings: ModelBridgeSettings;
-  /** Refuse a change that restarts the bridge while a Harbor job runs (omitted: no guard). */
-  readonly restartGuard?: RestartGuardSettings;
 }
 
 /**
@@ -55,7 +53,7 @@ export class ModelBridge extends pulumi.ComponentResource {
     const unit = new CheckedCommand(
       `${name}-unit`,
       {
-        connection: args.connection,
+        connection: args.host.connection,
         create: scriptWithEnv("proxy-bridge", modelBridgeScriptEnv(args.settings)),
         check: scriptWithEnv("proxy-bridge-check", { UNIT: MODEL_BRIDGE_UNIT }),
         delete: scriptWithEnv("proxy-bridge-remove", { UNIT: MODEL_BRIDGE_UNIT }),
@@ -64,7 +62,7 @@ export class ModelBridge extends pulumi.ComponentResource {
       },
       // Children do not inherit the component's dependsOn: pass it on (the router must be up first).
       // Agents in running trials talk through it: a change asks the restart guard first.
-      { parent: this, dependsOn: opts?.dependsOn, hooks: guardHooks(`${name}-unit`, args.restartGuard, "the model bridge") },
+      { parent: this, dependsOn: opts?.dependsOn, hooks: guardHooks(`${name}-unit`, args.host.restartGuard, "the model bridge") },
     );
     this.listen = unit.stdout.apply((s) => s.trim().split("\n").pop() ?? "");
     this.registerOutputs({ listen: this.listen });

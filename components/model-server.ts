@@ -1,5 +1,5 @@
 // The model server a worker runs, as pure functions of its settings: the argv of `sglang serve` (seeds
-// 000/003) or `vllm serve` (seed 002), and what its info routes must report afterwards. The SglangWorker
+// 000/003) or `vllm serve` (seed 002), and what its info routes must report afterwards. The ModelServer
 // component and the config rules share them, so previews, gates and validation agree on every flag.
 
 /** docker --ulimit values: one number (soft = hard; -1 unlimited) or a pair. */

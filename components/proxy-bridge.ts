@@ -1,8 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { ClusterHost } from "./host";
 import { CheckedCommand } from "./checked-command";
 import { scriptWithEnv } from "./host-script";
-import { type RestartGuardSettings, guardHooks } from "./restart-guard";
-import type { HostConnectionInput } from "./ssh";
+import { guardHooks } from "./restart-guard";
 
 export const PROXY_BRIDGE_UNIT = "reprobench-proxy-bridge";
 
@@ -55,13 +55,11 @@ export function bridgeScriptEnv(settings: BridgeSettings, upstreamUrl: string): 
 }
 
 export interface ProxyBridgeArgs {
-  /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<HostConnectionInput>;
+  /** The runner host (its connection, proxy and restart guard). */
+  readonly host: ClusterHost;
   readonly settings: BridgeSettings;
   /** reprobench:proxyUpstream (secret: it may carry credentials). */
   readonly upstream: pulumi.Input<string>;
-  /** Refuse a change that restarts the bridge while a Harbor job runs (omitted: no guard). */
-  readonly restartGuard?: RestartGuardSettings;
 }
 
 /**
@@ -78,7 +76,7 @@ export class ProxyBridge extends pulumi.ComponentResource {
     const unit = new CheckedCommand(
       `${name}-unit`,
       {
-        connection: args.connection,
+        connection: args.host.connection,
         create,
         check: scriptWithEnv("proxy-bridge-check", { UNIT: PROXY_BRIDGE_UNIT }),
         delete: scriptWithEnv("proxy-bridge-remove", { UNIT: PROXY_BRIDGE_UNIT }),
@@ -88,7 +86,7 @@ export class ProxyBridge extends pulumi.ComponentResource {
       },
       // A component's dependsOn does not reach its children by itself (the SDK waits only on a
       // resource's own dependsOn), so pass it on: e.g. no container starts before daemon.json is settled.
-      { parent: this, dependsOn: opts?.dependsOn, hooks: guardHooks(`${name}-unit`, args.restartGuard, "the proxy bridge") },
+      { parent: this, dependsOn: opts?.dependsOn, hooks: guardHooks(`${name}-unit`, args.host.restartGuard, "the proxy bridge") },
     );
     this.listen = unit.stdout.apply((s) => s.trim().split("\n").pop() ?? "");
     this.registerOutputs({ listen: this.listen });

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { runHostScript } from "./checked-command";
 import { scriptWithEnv } from "./host-script";
-import type { HostConnection, HostConnectionInput } from "./ssh";
+import type { HostConnection, HostConnectionInput } from "./transport";
 
 /** Where the guard looks for running jobs, and whether the stack allows restarts under them. */
 export interface RestartGuardSettings {

@@ -205,7 +205,7 @@ export interface ManifestInputs {
   harbor: Record<string, unknown>;
   dataset: Record<string, unknown>;
   images: Record<string, unknown>;
-  /** Worker host → /server_info text (JSON) as the worker reported it (SglangWorker.serverInfo, secrets removed). */
+  /** Worker host → /server_info text (JSON) as the worker reported it (ModelServer.serverInfo, secrets removed). */
   serverInfo: Record<string, string>;
   /** Host → sha256 of its daemon.json. */
   daemonJsonSha256: Record<string, string>;
@@ -217,7 +217,7 @@ export interface ManifestInputs {
 export function runManifest(m: ManifestInputs): Record<string, unknown> {
   const serverInfo: Record<string, unknown> = {};
   for (const [host, text] of Object.entries(m.serverInfo)) {
-    // SglangWorker.serverInfo has no secret fields; dropping them again keeps "contains no secret" true
+    // ModelServer.serverInfo has no secret fields; dropping them again keeps "contains no secret" true
     // whatever fed this (SGLang's /server_info echoes api_key and admin_api_key as given).
     try {
       serverInfo[host] = withoutSecretFields(JSON.parse(text));

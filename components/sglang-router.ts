@@ -2,33 +2,28 @@ import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { apiKeyEntrypoint } from "./container-spec";
+import { type ClusterHost, loginUserOf, onHost } from "./host";
 import { scriptWithEnv } from "./host-script";
 import { pinnedImageRef, registryDigest } from "./image-digest";
-import { type RestartGuardSettings, guardHooks } from "./restart-guard";
+import { guardHooks } from "./restart-guard";
 import { RESTART } from "./sglang-worker";
 import { type RouterSettings, routerContainerSpec, routerGateEnv, routerLocalUrl } from "./router-spec";
-import type { HostConnectionInput } from "./ssh";
 
 export * from "./router-spec";
 
 export interface SglangRouterArgs {
-  /** SSH connection to the router host (the gate runs there). */
-  readonly connection: pulumi.Input<HostConnectionInput>;
-  /** The router host's Docker engine (HostAccess.dockerProvider). */
-  readonly dockerProvider: docker.Provider;
-  /** "uid:gid" of the SSH login (HostAccess.loginUser), used when settings.user is "ssh-user". */
-  readonly loginUser: pulumi.Input<string>;
+  /**
+   * The router host: the gate runs over its connection, the image and container go to its Docker engine,
+   * and its login's uid:gid is the container's user when settings.user is "ssh-user".
+   */
+  readonly host: ClusterHost;
   readonly settings: RouterSettings;
-  /** The workers, each URL resolving once that worker passed its gate (SglangWorker.url, .dpSize). */
+  /** The workers, each URL resolving once that worker passed its gate (ModelServer.url, .dpSize). */
   readonly workers: { url: pulumi.Input<string>; dpSize: number }[];
   /** The workers' shared --api-key. Secret. */
   readonly apiKey: pulumi.Input<string>;
-  /** HTTP(S)_PROXY/NO_PROXY of the host's proxy (hosts[].proxy) for the registry lookup; secret. Omitted: none. */
-  readonly proxyEnv?: pulumi.Input<Record<string, string>>;
   /** Registry credentials and mirrors for the image pull (registries[]; components/registry-access.ts); secret. */
   readonly registryEnv?: pulumi.Input<Record<string, string>>;
-  /** Refuse a change that restarts the router while a Harbor job runs (omitted: no guard). */
-  readonly restartGuard?: RestartGuardSettings;
   /** Pull the build the image's tag names now on every `up` (reprobench:followImageTags; default false). */
   readonly followImageTags?: boolean;
 }
@@ -51,16 +46,17 @@ export class SglangRouter extends pulumi.ComponentResource {
   public readonly container: docker.Container;
 
   constructor(name: string, args: SglangRouterArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("reprobench:cluster:SglangRouter", name, {}, opts);
+    super("reprobench:cluster:SglangRouter", name, {}, onHost(args.host, opts));
     const r = args.settings;
+    const host = args.host;
     const urls = pulumi.all(args.workers.map((w) => w.url));
     const spec = urls.apply((u) => routerContainerSpec(r, u));
-    const childOpts = { parent: this, provider: args.dockerProvider, dependsOn: opts?.dependsOn };
+    const childOpts = { parent: this, dependsOn: opts?.dependsOn };
     // The build the tag named when first pulled, kept until the config pins another (or follows tags).
     const what = `the router (${r.containerName})`;
     const digest = registryDigest(
       `${name}-image-digest`,
-      { connection: args.connection, image: r.image, proxyEnv: args.proxyEnv, registryEnv: args.registryEnv, followTags: args.followImageTags, what },
+      { connection: host.connection, image: r.image, proxyEnv: host.proxyEnv, registryEnv: args.registryEnv, followTags: args.followImageTags, what },
       { parent: this, dependsOn: opts?.dependsOn },
     );
     this.image = new docker.RemoteImage(`${name}-image`, { name: digest.apply((d) => pinnedImageRef(r.image, d)), keepLocally: true }, childOpts);
@@ -76,19 +72,19 @@ export class SglangRouter extends pulumi.ComponentResource {
         mounts: spec.mounts,
         labels: spec.labels,
         stopTimeout: r.stopTimeoutSecs,
-        user: r.user === "ssh-user" ? args.loginUser : r.user,
+        user: r.user === "ssh-user" ? loginUserOf(host) : r.user,
         entrypoints: apiKeyEntrypoint(),
         ...RESTART,
         mustRun: true,
         destroyGraceSeconds: r.stopTimeoutSecs,
       },
       // Any update or replacement asks the restart guard first, as part of that very step.
-      { ...childOpts, deleteBeforeReplace: true, hooks: guardHooks(`${name}-container`, args.restartGuard, what) },
+      { ...childOpts, deleteBeforeReplace: true, hooks: guardHooks(`${name}-container`, host.restartGuard, what) },
     );
     const gate = new CheckedCommand(
       `${name}-ready`,
       {
-        connection: args.connection,
+        connection: host.connection,
         create: urls.apply((u) => scriptWithEnv(["sglang-router", "ready-probe"], routerGateEnv(r, u.map((url, i) => ({ url, dpSize: args.workers[i].dpSize }))))),
         environment: { API_KEY: args.apiKey },
         spec: this.container.id,

@@ -4,9 +4,9 @@ import { CheckedCommand } from "./checked-command";
 import { type ContainerSpec, apiKeyEntrypoint, containerLabels, ulimitList } from "./container-spec";
 import { scriptWithEnv } from "./host-script";
 import { pinnedImageRef, registryDigest } from "./image-digest";
-import { type RestartGuardSettings, guardHooks } from "./restart-guard";
+import { guardHooks } from "./restart-guard";
 import { type WorkerSettings, expectedServerInfo, expectedVllmModel, recordedServerInfo, serverCommand } from "./model-server";
-import type { HostConnectionInput } from "./ssh";
+import { type ClusterHost, loginUserOf, onHost } from "./host";
 
 /**
  * Docker restarts a server that crashes, but not forever: one that fails while loading stops after a few
@@ -55,23 +55,31 @@ export function workerGateScript(s: WorkerSettings): string {
   return s.engine === "vllm" ? "vllm-worker" : "sglang-worker";
 }
 
-export interface SglangWorkerArgs {
-  /** SSH connection to the worker host (the gates run there). */
-  readonly connection: pulumi.Input<HostConnectionInput>;
-  /** The host's Docker engine (HostAccess.dockerProvider). */
-  readonly dockerProvider: docker.Provider;
-  /** "uid:gid" of the SSH login (HostAccess.loginUser), used when settings.user is "ssh-user". */
-  readonly loginUser: pulumi.Input<string>;
-  /** The worker's resolved settings (sglang.* with this host's override). */
+/** The type the model server had before it was named for what it is (it runs SGLang or vLLM). */
+const FORMER_TYPE = "reprobench:cluster:SglangWorker";
+
+/**
+ * Options whose aliases also name the former type, alone and with each alias given (a server moved under
+ * a new parent had the old type there), so that no stack replaces a server it brought up before.
+ */
+export function withFormerType(opts: pulumi.ComponentResourceOptions, formerType: string): pulumi.ComponentResourceOptions {
+  const given = opts.aliases ?? [];
+  const specs = given.filter((a): a is pulumi.Alias => typeof a === "object" && !pulumi.Output.isInstance(a));
+  return { ...opts, aliases: [...given, { type: formerType }, ...specs.map((a) => ({ ...a, type: formerType }))] };
+}
+
+export interface ModelServerArgs {
+  /**
+   * The worker host: the gates run over its connection, the image and container go to its Docker engine,
+   * and its login's uid:gid is the container's user when settings.user is "ssh-user".
+   */
+  readonly host: ClusterHost;
+  /** The worker's resolved settings (the model server section with this host's override). */
   readonly settings: WorkerSettings;
   /** The --api-key every worker and the router share. Secret. */
   readonly apiKey: pulumi.Input<string>;
-  /** HTTP(S)_PROXY/NO_PROXY of the host's proxy (hosts[].proxy) for the registry lookup; secret. Omitted: none. */
-  readonly proxyEnv?: pulumi.Input<Record<string, string>>;
   /** Registry credentials and mirrors for the image pull (registries[]; components/registry-access.ts); secret. */
   readonly registryEnv?: pulumi.Input<Record<string, string>>;
-  /** Refuse a change that restarts this server while a Harbor job runs (omitted: no guard). */
-  readonly restartGuard?: RestartGuardSettings;
   /** Pull the build the image's tag names now on every `up` (reprobench:followImageTags; default false). */
   readonly followImageTags?: boolean;
 }
@@ -82,7 +90,7 @@ export interface SglangWorkerArgs {
  * budget and /server_info matching the config (vLLM: /v1/models). `url` resolves only once the gate
  * passed; a refresh notices a dead or restarted container and the next `up` restarts and re-gates it.
  */
-export class SglangWorker extends pulumi.ComponentResource {
+export class ModelServer extends pulumi.ComponentResource {
   /** http://<privateIp>:<port>, what the router dials; resolves when the server passed its gate. */
   public readonly url: pulumi.Output<string>;
   /** DP ranks the server runs (the dp-aware router addresses each). */
@@ -98,19 +106,20 @@ export class SglangWorker extends pulumi.ComponentResource {
   public readonly image: docker.RemoteImage;
   public readonly container: docker.Container;
 
-  constructor(name: string, args: SglangWorkerArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("reprobench:cluster:SglangWorker", name, {}, opts);
+  constructor(name: string, args: ModelServerArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("reprobench:cluster:ModelServer", name, {}, withFormerType(onHost(args.host, opts), FORMER_TYPE));
     const s = args.settings;
+    const host = args.host;
     const spec = workerContainerSpec(s);
     // A component's dependsOn does not reach its children by itself: pass it on (no container starts
     // before daemon.json is settled, since a docker restart would kill it).
-    const childOpts = { parent: this, provider: args.dockerProvider, dependsOn: opts?.dependsOn };
+    const childOpts = { parent: this, dependsOn: opts?.dependsOn };
     // Model server images are tens of GB: a destroy leaves them on the host.
     // The build the tag named when first pulled, kept until the config pins another (or follows tags).
     const what = `${s.hostName}'s model server (${s.containerName})`;
     const digest = registryDigest(
       `${name}-image-digest`,
-      { connection: args.connection, image: s.image, proxyEnv: args.proxyEnv, registryEnv: args.registryEnv, followTags: args.followImageTags, what },
+      { connection: host.connection, image: s.image, proxyEnv: host.proxyEnv, registryEnv: args.registryEnv, followTags: args.followImageTags, what },
       { parent: this, dependsOn: opts?.dependsOn },
     );
     this.image = new docker.RemoteImage(`${name}-image`, { name: digest.apply((d) => pinnedImageRef(s.image, d)), keepLocally: true }, childOpts);
@@ -119,7 +128,7 @@ export class SglangWorker extends pulumi.ComponentResource {
       {
         ...spec,
         image: this.image.imageId,
-        user: s.user === "ssh-user" ? args.loginUser : s.user,
+        user: s.user === "ssh-user" ? loginUserOf(host) : s.user,
         entrypoints: apiKeyEntrypoint(),
         envs: [...spec.envs, pulumi.interpolate`REPROBENCH_API_KEY=${args.apiKey}`],
         ...RESTART,
@@ -129,12 +138,12 @@ export class SglangWorker extends pulumi.ComponentResource {
       },
       // Same name, same GPUs, same port: the old container must be gone before the new one starts.
       // Any update or replacement asks the restart guard first, as part of that very step.
-      { ...childOpts, deleteBeforeReplace: true, hooks: guardHooks(`${name}-container`, args.restartGuard, what) },
+      { ...childOpts, deleteBeforeReplace: true, hooks: guardHooks(`${name}-container`, host.restartGuard, what) },
     );
     const gate = new CheckedCommand(
       `${name}-ready`,
       {
-        connection: args.connection,
+        connection: host.connection,
         create: scriptWithEnv(["server-health", workerGateScript(s)], workerGateEnv(s)),
         environment: { API_KEY: args.apiKey },
         // A new or restarted container is gated again.

@@ -6,7 +6,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { lastJsonLine, scriptWithEnv } from "./host-script";
 import { type RunnerPaths, imageManifest, isGitUrl, tasksDir } from "./run-config";
-import { type HostConnectionInput, commandConnection } from "./ssh";
+import type { ClusterHost } from "./host";
+import { commandConnection } from "./transport";
 
 /** The task dataset on the runner: the cluster's harbor.dataset*, or a run stack's own reprobench:dataset. */
 export interface DatasetSettings extends Pick<RunnerPaths, "datasetDir" | "datasetTasksSubdir" | "workDir"> {
@@ -100,23 +101,19 @@ export interface DatasetReport {
 }
 
 export interface TaskDatasetArgs {
-  /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<HostConnectionInput>;
+  /** The runner host (its connection, and the proxy git clones through). */
+  readonly host: ClusterHost;
   readonly settings: DatasetSettings;
   /** Where a project-relative datasetRepo resolves from (the Pulumi project directory). */
   readonly projectDir: string;
-  /** HTTP(S)_PROXY/NO_PROXY of the runner's proxy (hosts[].proxy), merged into the scripts' secret environment; omitted: none. */
-  readonly proxyEnv?: pulumi.Input<Record<string, string>>;
-  /** What must be done first: the Harbor install (HarborRunner), which makes the uploads dir an upload writes into. Omitted: nothing. */
-  readonly after?: pulumi.Resource[];
   /** The keys the settings come from, for errors (default harbor.datasetRepo / harbor.datasetCommit). */
   readonly configKeys?: DatasetConfigKeys;
   /**
-   * The component whose children the steps were before TaskDataset existed (the cluster's HarborRunner):
-   * each step is aliased to its URN there, so a stack brought up before keeps its dataset untouched.
+   * Where the steps were before TaskDataset existed (the cluster's HarborRunner, as a resource or a URN):
+   * each step is aliased to its URN under each, so a stack brought up before keeps its dataset untouched.
    * Omitted: no alias.
    */
-  readonly formerParent?: pulumi.Resource;
+  readonly formerParents?: readonly (pulumi.Resource | pulumi.Input<string>)[];
 }
 
 /**
@@ -134,16 +131,18 @@ export class TaskDataset extends pulumi.ComponentResource {
   constructor(name: string, args: TaskDatasetArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:runner:TaskDataset", name, {}, opts);
     const h = args.settings;
-    const proxy = args.proxyEnv !== undefined ? { environment: args.proxyEnv } : {};
-    const aliases = args.formerParent !== undefined ? [{ parent: args.formerParent }] : [];
-    const after = args.after ?? [];
+    const proxy = args.host.proxyEnv !== undefined ? { environment: args.host.proxyEnv } : {};
+    const aliases = (args.formerParents ?? []).map((parent) => ({ parent }));
+    // What must be done first (the Harbor install, which makes the uploads dir an upload writes into).
+    const given = opts?.dependsOn;
+    const after: pulumi.Input<pulumi.Resource>[] = given === undefined ? [] : Array.isArray(given) ? given : [given as pulumi.Input<pulumi.Resource>];
     const source = datasetSource(h, args.projectDir, args.configKeys);
     const uploaded =
       source.kind === "upload"
         ? new command.remote.CopyToRemote(
             `${name}-dataset-upload`,
             {
-              connection: commandConnection(args.connection),
+              connection: commandConnection(args.host.connection),
               // The trailing slash copies the directory's contents into remotePath (without it, remotePath/<name>).
               source: new pulumi.asset.FileArchive(`${source.localDir}/`),
               remotePath: source.uploadDir,
@@ -158,7 +157,7 @@ export class TaskDataset extends pulumi.ComponentResource {
     const dataset = new CheckedCommand(
       `${name}-dataset`,
       {
-        connection: args.connection,
+        connection: args.host.connection,
         create: scriptWithEnv(["retry", "owned-dir", "harbor-dataset"], datasetEnv),
         check: scriptWithEnv("harbor-dataset-check", { DATASET_DIR: h.datasetDir, TASKS_DIR: datasetEnv.TASKS_DIR, GIT: source.kind === "git" ? "1" : "0" }),
         // No delete: the dataset checkout stays on destroy; it may be shared by jobs that are kept.

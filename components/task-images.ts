@@ -1,8 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { ClusterHost } from "./host";
 import { CheckedCommand } from "./checked-command";
 import { lastJsonLine, scriptWithEnv } from "./host-script";
 import { type PullLimit, type RegistryMirror, mergedEnvironment, pullQuotaWarnings, registryMirrorEnv } from "./registry-access";
-import type { HostConnectionInput } from "./ssh";
 
 /** How task images are pulled (harbor.imagePull* of the stack). */
 export interface ImagePullSettings {
@@ -51,15 +51,13 @@ export interface TaskImagesReport {
 }
 
 export interface TaskImagesArgs {
-  /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<HostConnectionInput>;
+  /** The runner host (its connection, and the proxy its pulls go through). */
+  readonly host: ClusterHost;
   readonly settings: ImagePullSettings;
   /** The runner's daemon.json (its insecure-registries are honoured). */
   readonly daemonConfigPath: string;
   /** The image manifest (HarborRunner.images). */
   readonly images: pulumi.Input<string[]>;
-  /** HTTP(S)_PROXY/NO_PROXY of the runner's proxy (hosts[].proxy), merged into the scripts' secret environment; omitted: none. */
-  readonly proxyEnv?: pulumi.Input<Record<string, string>>;
   /** Registry credentials (registries[]; components/registry-access.ts registryAuthEnv); secret. Omitted: anonymous. */
   readonly registryEnv?: pulumi.Input<Record<string, string>>;
   /** Pull-through mirrors skopeo pulls through (registries[].mirror). Omitted: none. */
@@ -87,11 +85,11 @@ export class TaskImages extends pulumi.ComponentResource {
         for (const warning of pullQuotaWarnings(images, quota.limits, quota.mirrored, TASK_IMAGES_TIME_BUDGET_SECONDS, quota.credentialed)) void pulumi.log.warn(warning, this);
       });
     }
-    const environment = mergedEnvironment(args.proxyEnv, args.registryEnv);
+    const environment = mergedEnvironment(args.host.proxyEnv, args.registryEnv);
     const pull = new CheckedCommand(
       `${name}-pull`,
       {
-        connection: args.connection,
+        connection: args.host.connection,
         create: env.apply((e) => scriptWithEnv(["retry", "registry", "task-images"], e)),
         check: env.apply((e) => scriptWithEnv("task-images-check", { IMAGES: e.IMAGES })),
         summary: env.apply((e) => e.IMAGES.split("\n")),

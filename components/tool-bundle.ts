@@ -1,9 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { ClusterHost } from "./host";
 import { CheckedCommand } from "./checked-command";
 import { scriptWithEnv } from "./host-script";
 import { mergedEnvironment } from "./registry-access";
-import { type RestartGuardSettings, guardHooks } from "./restart-guard";
-import type { HostConnectionInput } from "./ssh";
+import { guardHooks } from "./restart-guard";
 
 /** The tool bundle's settings (toolBundle.* of the stack). */
 export interface ToolBundleSettings {
@@ -30,15 +30,11 @@ export function bundleScriptEnv(t: ToolBundleSettings): Record<string, string> {
 }
 
 export interface ToolBundleArgs {
-  /** SSH connection to the runner host. */
-  readonly connection: pulumi.Input<HostConnectionInput>;
+  /** The runner host (its connection, proxy and restart guard). */
+  readonly host: ClusterHost;
   readonly settings: ToolBundleSettings;
-  /** HTTP(S)_PROXY/NO_PROXY of the runner's proxy (hosts[].proxy), merged into the scripts' secret environment; omitted: none. */
-  readonly proxyEnv?: pulumi.Input<Record<string, string>>;
   /** Registry credentials for the canary pull (registries[]; components/registry-access.ts); secret. Omitted: anonymous. */
   readonly registryEnv?: pulumi.Input<Record<string, string>>;
-  /** Refuse a rebuild or removal while a Harbor job runs (omitted: no guard). */
-  readonly restartGuard?: RestartGuardSettings;
 }
 
 /**
@@ -54,11 +50,11 @@ export class ToolBundle extends pulumi.ComponentResource {
   constructor(name: string, args: ToolBundleArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:runner:ToolBundle", name, {}, opts);
     const t = args.settings;
-    const environment = mergedEnvironment(args.proxyEnv, args.registryEnv);
+    const environment = mergedEnvironment(args.host.proxyEnv, args.registryEnv);
     const build = new CheckedCommand(
       `${name}-build`,
       {
-        connection: args.connection,
+        connection: args.host.connection,
         create: scriptWithEnv(["retry", "registry", "owned-dir", "tool-bundle"], bundleScriptEnv(t)),
         check: scriptWithEnv("tool-bundle-check", { TOOLS_DIR: t.hostDir }),
         // The path travels as an input (never spliced into shell text); only what is ours is removed.
@@ -73,7 +69,7 @@ export class ToolBundle extends pulumi.ComponentResource {
       },
       // Children do not inherit the component's dependsOn: pass it on. A rebuild swaps what new trials
       // mount (running ones keep theirs): it asks the restart guard first.
-      { parent: this, dependsOn: opts?.dependsOn, hooks: guardHooks(`${name}-build`, args.restartGuard, "the tool bundle") },
+      { parent: this, dependsOn: opts?.dependsOn, hooks: guardHooks(`${name}-build`, args.host.restartGuard, "the tool bundle") },
     );
     this.report = build.stdout.apply((s) => s.trim().split("\n").pop() ?? "");
     this.registerOutputs({ report: this.report });

@@ -70,6 +70,16 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
 }
 
 /**
+ * The stack's raw config (reprobench:* without the namespace) for BenchCluster, which validates the rest;
+ * a secret set in plain text fails here, reported with every other problem (loadConfig).
+ */
+export function clusterStackConfig(all: Record<string, string> = pulumi.runtime.allConfig()): Record<string, unknown> {
+  const raw = rawFromPulumiConfig(all);
+  if (plaintextSecretProblems(raw, (k) => isConfigSecret(`${NAMESPACE}:${k}`)).length > 0) loadConfig({ all });
+  return raw;
+}
+
+/**
  * Reads and validates a run stack's config (reprobench:cluster set): its own keys only, secrets encrypted.
  * Throws one Error listing every problem.
  */

@@ -8,8 +8,11 @@
 import { existsSync } from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { BenchmarkRun, type BenchmarkRunArgs } from "../components/benchmark-run";
-import type { HostConnection } from "../components/ssh";
+import { type ClusterHandle, runInputs, toolkitVersion } from "../components/bench-cluster";
+import { BenchmarkRun } from "../components/benchmark-run";
+import type { HarborInstallReport } from "../components/harbor-runner";
+import type { ClusterHost } from "../components/host";
+import type { HostConnection } from "../components/transport";
 import { type DatasetReport, RUN_DATASET_KEYS, TaskDataset } from "../components/task-dataset";
 import { TaskImages, type TaskImagesReport } from "../components/task-images";
 import { apiBase, combineWithCluster, formatProblems, hostsWithRole, pullQuotaSettings, readStackFile, registryMirrors, soleHostWithRole } from "../components/config";
@@ -69,19 +72,21 @@ export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<stri
       if (!found) throw new Error(`stack '${runStack.cluster}' exports no connection for host ${name}`);
       return found;
     });
+  const hosts = hostHandles(config, connectionOf, pullEnv?.proxy);
   const serverInfo = owner.getOutput("workerServerInfoByHost") as pulumi.Output<Record<string, string>>;
   const images = (await read("taskImagesReport")) as TaskImagesReport | undefined;
-  const own = runStack.dataset !== undefined ? ownDataset(config, connectionOf(soleHostWithRole(config, "runner").name), pullEnv) : undefined;
+  const runner = soleHostWithRole(config, "runner").name;
+  const own = runStack.dataset !== undefined ? ownDataset(config, hosts[runner], pullEnv?.registry) : undefined;
   return job(config, runStack, {
-    connectionOf,
+    hosts,
+    runner,
     apiKey: owner.getOutput("sglangApiKey") as pulumi.Output<string>,
-    install: owner.getOutput("harborInstall"),
+    install: owner.getOutput("harborInstall") as pulumi.Output<HarborInstallReport>,
     dataset: own?.dataset ?? owner.getOutput("dataset"),
     images: own?.images ?? images ?? { ready: 0, total: 0, images: {} },
-    after: own?.resources ?? [],
     workerServerInfo: Object.fromEntries(hostsWithRole(config, "worker").map((h) => [h.name, serverInfo.apply((m) => m[h.name] ?? "")])),
     serverImages: owner.getOutput("serverImages") as pulumi.Output<Record<string, string>>,
-  });
+  }, own?.resources ?? []);
 }
 
 /** The run stack's config checked together with the cluster's (the owner's outputs or stack file). */
@@ -110,17 +115,19 @@ function previewBeforeCluster(runStack: RunStackConfig, runRaw: Record<string, u
     return { name, host: host.ssh.host, port: host.ssh.port, user: host.ssh.user, privateKey: "", hostKey: host.ssh.hostKey ?? "", ...(host.ssh.sudo ? { sudo: true } : {}) };
   };
   // This stack's own dataset and images are previewed too (with no proxy or registry settings: nothing runs).
-  const own = runStack.dataset !== undefined ? ownDataset(config, placeholder(soleHostWithRole(config, "runner").name), undefined) : undefined;
+  const hosts = hostHandles(config, placeholder, undefined);
+  const runner = soleHostWithRole(config, "runner").name;
+  const own = runStack.dataset !== undefined ? ownDataset(config, hosts[runner]) : undefined;
   return job(config, runStack, {
-    connectionOf: placeholder,
+    hosts,
+    runner,
     apiKey: pulumi.secret(""),
     install: { version: config.harbor.version, wheelSha256: config.harbor.wheelSha256, python: config.harbor.pythonVersion, venv: config.harbor.venv, freeze: "" },
     dataset: own?.dataset ?? {},
     images: own?.images ?? { ready: 0, total: 0, images: {} },
-    after: own?.resources ?? [],
     workerServerInfo: {},
     serverImages: {},
-  });
+  }, own?.resources ?? []);
 }
 
 /** This stack's own dataset (reprobench:dataset) as the job gets it, and the resources it waits for. */
@@ -131,47 +138,51 @@ interface OwnDataset {
 }
 
 /**
- * This stack's own dataset on the runner and its task images pre-pulled there, as the owner does its own
- * (infra/cluster-program.ts): `config` is the combined config, whose harbor.dataset* are this stack's
- * dataset (combineWithCluster) and whose pull settings, registries and mirrors are the owner's; `pullEnv`
- * is the owner's runner proxy and registry environment (undefined: none, in a preview before the owner is
- * up). Neither component deletes anything on destroy: the checkout and the images stay, as the owner's do.
+ * The cluster's hosts as this stack reaches them: each by the owner's connection, with no claim or Docker
+ * engine of this stack's (it places no container); the runner's proxy is the owner's (`runnerProxy`, for
+ * this stack's own dataset; undefined: none).
  */
-function ownDataset(config: ReprobenchConfig, connection: pulumi.Input<HostConnection>, pullEnv: RunnerPullEnv | undefined): OwnDataset {
-  const some = (env: Record<string, string> | undefined) => (env !== undefined && Object.keys(env).length > 0 ? pulumi.secret(env) : undefined);
-  const proxyEnv = some(pullEnv?.proxy);
+function hostHandles(config: ReprobenchConfig, connectionOf: (host: string) => pulumi.Input<HostConnection>, runnerProxy: Record<string, string> | undefined): Record<string, ClusterHost> {
+  const runner = soleHostWithRole(config, "runner").name;
+  const proxyEnv = runnerProxy !== undefined && Object.keys(runnerProxy).length > 0 ? pulumi.secret(runnerProxy) : undefined;
+  return Object.fromEntries(config.hosts.map((h) => [h.name, { name: h.name, connection: connectionOf(h.name), ...(h.name === runner && proxyEnv ? { proxyEnv } : {}) }]));
+}
+
+/**
+ * This stack's own dataset on the runner and its task images pre-pulled there, as the owner does its own
+ * (components/bench-cluster.ts): `config` is the combined config, whose harbor.dataset* are this stack's
+ * dataset (combineWithCluster) and whose pull settings, registries and mirrors are the owner's; the
+ * runner's handle carries the owner's proxy, `registryEnv` its registry accounts (undefined: none, in a
+ * preview before the owner is up). Neither component deletes anything on destroy: the checkout and the
+ * images stay, as the owner's do.
+ */
+function ownDataset(config: ReprobenchConfig, runner: ClusterHost, registryEnv?: Record<string, string>): OwnDataset {
   const dataset = new TaskDataset("run", {
-    connection, settings: config.harbor, projectDir: pulumi.runtime.getRootDirectory() || process.cwd(), proxyEnv, configKeys: RUN_DATASET_KEYS,
+    host: runner, settings: config.harbor, projectDir: pulumi.runtime.getRootDirectory() || process.cwd(), configKeys: RUN_DATASET_KEYS,
   });
   // hf-sandbox runs pull task images on HF Jobs, not on the runner.
   const images = config.run.environment === "docker"
     ? new TaskImages("run-task-images", {
-        connection, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: dataset.images, proxyEnv, registryEnv: some(pullEnv?.registry),
+        host: runner, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: dataset.images,
+        registryEnv: registryEnv !== undefined && Object.keys(registryEnv).length > 0 ? pulumi.secret(registryEnv) : undefined,
         mirrors: registryMirrors(config), pullQuota: pullQuotaSettings(config),
       })
     : undefined;
   return { dataset: dataset.dataset, images: images?.report, resources: images ? [dataset, images] : [dataset] };
 }
 
-type ClusterInputs = Pick<BenchmarkRunArgs, "apiKey" | "install" | "dataset" | "images" | "workerServerInfo" | "serverImages"> & {
-  connectionOf: (host: string) => pulumi.Input<HostConnection>;
-  /** What the job waits for besides its inputs: this stack's own dataset and images. */
-  after: pulumi.Resource[];
-};
-
-/** This stack's job on the cluster, and the stack outputs. */
-function job(config: ReprobenchConfig, runStack: RunStackConfig, cluster: ClusterInputs): Record<string, unknown> {
-  const { connectionOf, after, ...fromCluster } = cluster;
+/**
+ * This stack's job on the cluster, and the stack outputs; `after` is what the job waits for besides its
+ * inputs (this stack's own dataset and images).
+ */
+function job(config: ReprobenchConfig, runStack: RunStackConfig, cluster: ClusterHandle, after: pulumi.Resource[]): Record<string, unknown> {
   const benchmark = new BenchmarkRun(
     "benchmark",
     {
-      ...fromCluster,
+      ...runInputs(cluster),
       settings: runSettings(config, apiBase(config), thisStackId()),
-      connection: connectionOf(soleHostWithRole(config, "runner").name),
-      hosts: config.hosts.map((h) => ({ name: h.name, connection: connectionOf(h.name) })),
       hfToken: config.run.environment === "hf-sandbox" && runStack.hfToken !== undefined ? pulumi.secret(runStack.hfToken) : undefined,
-      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the toolkit version recorded in the run manifest
-      toolkitVersion: (require("../package.json") as { version: string }).version,
+      toolkitVersion: toolkitVersion(),
     },
     // Only when there is something to wait for: a run stack without its own dataset registers its job as before.
     after.length > 0 ? { dependsOn: after } : undefined,

@@ -1,7 +1,8 @@
 // `reprobench pull`: argv construction for copying a job dir from the runner host, resumable and never
 // deleting local files. rsync over ssh when both ends have rsync; otherwise tar over ssh restricted to the
-// files that are missing or incomplete locally.
+// files that are missing or incomplete locally. The ssh, rsync and tar argv are components/transport.ts's.
 import * as path from "node:path";
+import { type SshFiles, adHocSshArgs, rsyncArgv as rsyncOverSsh, remoteTarCommand, shellQuote, sshArgs } from "../components/transport";
 
 export interface PullOptions {
   /** ssh destination: host, user@host or an ~/.ssh/config alias. */
@@ -16,11 +17,11 @@ export interface PullOptions {
   sshOptions?: string[];
   /** ssh program (tests use a stand-in). */
   ssh?: string;
-}
-
-/** POSIX shell quoting for one word. */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+  /**
+   * A pinned connection (the stack form: the stack's key and the host's key in 0600 files, and its port)
+   * instead of port, identity, sshOptions and ssh.
+   */
+  pinned?: SshFiles & { port: number };
 }
 
 export function validatePull(o: PullOptions): void {
@@ -36,36 +37,22 @@ export function validatePull(o: PullOptions): void {
   }
 }
 
-/** The ssh invocation (without the remote command). BatchMode: never hang on a password prompt. */
+/** The ssh invocation (without the destination and the remote command). BatchMode: never hang on a password prompt. */
 export function sshArgv(o: PullOptions): string[] {
-  const argv = [o.ssh ?? "ssh", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4"];
-  if (o.port !== undefined) argv.push("-p", String(o.port));
-  if (o.identity) argv.push("-i", o.identity);
-  for (const opt of o.sshOptions ?? []) argv.push("-o", opt);
-  return argv;
+  if (o.pinned) return sshArgs(o.pinned, { options: ["LogLevel=ERROR"] });
+  return adHocSshArgs({ ssh: o.ssh, port: o.port, identity: o.identity, options: o.sshOptions });
 }
 
 export const jobBaseName = (remoteDir: string): string => path.posix.basename(remoteDir.replace(/\/+$/, ""));
 export const localJobDir = (o: PullOptions): string => path.join(o.localDir, jobBaseName(o.remoteDir));
 
 /**
- * rsync argv: archive mode, partial files kept in a hidden dir so an interrupted copy resumes and a
- * half-copied result.json never looks complete; no --delete, so local files are never removed.
+ * rsync argv (transport.ts rsyncArgv): resumable, partial files kept aside so a half-copied result.json
+ * never looks complete; no --delete, so local files are never removed.
  */
 export function rsyncArgv(o: PullOptions): string[] {
   validatePull(o);
-  return [
-    "rsync",
-    "-a",
-    "--partial-dir=.rsync-partial",
-    "--protect-args",
-    "--human-readable",
-    "--info=stats1",
-    "-e",
-    sshArgv(o).map(shellQuote).join(" "),
-    `${o.target}:${o.remoteDir.replace(/\/+$/, "")}`,
-    `${o.localDir.replace(/\/+$/, "")}/`,
-  ];
+  return rsyncOverSsh(sshArgv(o), `${o.target}:${o.remoteDir.replace(/\/+$/, "")}`, o.localDir);
 }
 
 /** ssh argv running `command -v rsync` remotely (exit 0 when the remote has rsync). */
@@ -82,7 +69,7 @@ export function remoteListArgv(o: PullOptions): string[] {
 /** ssh argv streaming a tar of the NUL-separated file list given on stdin. */
 export function remoteTarArgv(o: PullOptions): string[] {
   validatePull(o);
-  return [...sshArgv(o), o.target, `tar -C ${shellQuote(o.remoteDir)} -cf - --null -T -`];
+  return [...sshArgv(o), o.target, remoteTarCommand(o.remoteDir)];
 }
 
 /** Local tar extracting into the job dir; keeps permissions and mtimes (the skip test uses mtimes). */

@@ -263,7 +263,7 @@ function serverReport(s: ServerInput): StatusReport["servers"][number] {
     if (ranks.length === 0) note = "/metrics has no sglang:num_running_reqs yet (SGLang fills it after the first batch)";
   } else if (p.source === "get_load") {
     ranks = getLoadRankLoads(p.load);
-    note = "no Prometheus /metrics (start SGLang with --enable-metrics: sglang.extraArgs); running/queued from /get_load, no throughput";
+    note = "no Prometheus /metrics (start SGLang with --enable-metrics: modelServer.extraArgs); running/queued from /get_load, no throughput";
   } else {
     const http = (code: string | undefined) => (!code || code === "000" ? "no answer" : `HTTP ${code}`);
     note = `neither /metrics (${http(p.metricsStatus)}) nor /get_load (${http(p.loadStatus)}) answered: is the server up?`;

@@ -13,6 +13,12 @@
 # Prints `export …` lines for the environment on stdout when called with --print-env; progress goes to
 # stderr. Source scripts/env.sh instead of calling this directly from other scripts. Sourced, it only
 # defines its functions (the tests call them).
+#
+# The Python language host (for Python programs that use the components as a package, `pulumi package
+# add`) is provided only when asked: `--python`, or REPROBENCH_PYTHON=1 in the environment (so
+# `REPROBENCH_PYTHON=1 source scripts/env.sh`). Offline it is built from its source archive (about 2 min
+# cold) and linked, with its two runtime shims, next to this checkout's `pulumi`. scripts/python-venv.sh
+# makes a Python project's virtualenv with the pinned SDK.
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -179,6 +185,7 @@ verify_archive() { # $1 = archive directory, $2 = file; prints its sha256 when M
 plugin_archives() { # $1 = plugin (language-nodejs or a provider name), $2 = version without "v"
   case "$1-$2" in
     language-nodejs-* | command-*) echo "pulumi-$1-v$2" ;;
+    language-python-*) echo "pulumi-language-python-v$2-src" ;;
     random-4.21.1) echo "pulumi-random-v$2 pulumi-yaml-294c561f47f4 pulumi-language-dotnet-6a2eb2585b50" ;;
     docker-5.0.0) echo "pulumi-docker-v$2 terraform-provider-docker-619686ddb44a pulumi-terraform-bridge-v3.126.0" ;;
     *) die "no offline build known for plugin $1 $2 (package.json asks for it); add its archives to plugin_archives in scripts/toolchain.sh, or use REPROBENCH_TOOLCHAIN=official online" ;;
@@ -197,6 +204,21 @@ build_language_nodejs() {
     -require="github.com/pulumi/pulumi/pkg/v3@v$2" -require="github.com/pulumi/pulumi/sdk/v3@v$2"
   "${GO_ENV[@]}" go mod tidy
   gobuild "$3" github.com/pulumi/pulumi/sdk/v3/go/common/version.Version "v$2" .
+}
+build_language_python() {
+  local src=$1/pulumi-language-python-v$2-src
+  cd "$src/sdk/python/cmd/pulumi-language-python"
+  # As the Node.js host: drop the replaces into the pulumi repository, require the releases.
+  "${GO_ENV[@]}" go mod edit -dropreplace=github.com/pulumi/pulumi/pkg/v3 -dropreplace=github.com/pulumi/pulumi/sdk/v3 \
+    -require="github.com/pulumi/pulumi/pkg/v3@v$2" -require="github.com/pulumi/pulumi/sdk/v3@v$2"
+  "${GO_ENV[@]}" go mod tidy
+  if [ -f "$src/pinned/go.mod" ] && ! { cmp -s go.mod "$src/pinned/go.mod" && cmp -s go.sum "$src/pinned/go.sum"; }; then
+    log "note: the tidied go.mod/go.sum of pulumi-language-python differ from the archive's pinned/ ones"
+  fi
+  gobuild "$3" github.com/pulumi/pulumi/sdk/v3/go/common/version.Version "v$2" .
+  # The host execs pulumi-language-python-exec from its own directory; pulumi-resource-pulumi-python is
+  # the Python dynamic-provider shim the engine looks for next to `pulumi`.
+  install -m 0755 ../pulumi-language-python-exec ../../dist/pulumi-resource-pulumi-python "$(dirname "$3")/"
 }
 build_command() {
   cd "$1/pulumi-command-v$2/provider"
@@ -226,7 +248,28 @@ build_docker() {
 }
 
 plugin_binary_name() { # $1 = plugin
-  if [ "$1" = language-nodejs ]; then echo pulumi-language-nodejs; else echo "pulumi-resource-$1"; fi
+  case "$1" in
+    language-*) echo "pulumi-$1" ;;
+    *) echo "pulumi-resource-$1" ;;
+  esac
+}
+
+# The files of the Python language host, all three next to the `pulumi` the engine runs as.
+PYTHON_HOST_FILES=(pulumi-language-python pulumi-language-python-exec pulumi-resource-pulumi-python)
+
+ensure_python_host() { # $1 = the checkout's tool bin dir (offline) or the official install's
+  local f
+  if [ "$MODE" = online ]; then
+    # The official install ships the Python host and its shims beside `pulumi`.
+    for f in "${PYTHON_HOST_FILES[@]}"; do
+      [ -x "$1/$f" ] || die "the Pulumi install in $1 has no $f (the Python language host); reinstall it with the official installer, or use REPROBENCH_TOOLCHAIN=offline"
+    done
+    return
+  fi
+  official_plugin language-python "$LANGUAGE_HOST_V"
+  for f in "${PYTHON_HOST_FILES[@]}"; do
+    link_into "$(dirname "$PLUGIN_BIN")/$f" "$1/$f"
+  done
 }
 
 official_plugin() { # $1 = plugin, $2 = version; sets PLUGIN_BIN to the cached binary, built when missing
@@ -297,8 +340,19 @@ required_providers() {
 
 # ---------------------------------------------------------------- main
 main() {
-  local print_env=0 bin name version src
-  [ "${1:-}" = "--print-env" ] && print_env=1
+  local print_env=0 python=0 bin name version src arg
+  for arg in "$@"; do
+    case "$arg" in
+      --print-env) print_env=1 ;;
+      --python) python=1 ;;
+      *) die "unknown argument '$arg' (takes --print-env and --python)" ;;
+    esac
+  done
+  case "${REPROBENCH_PYTHON:-0}" in
+    1 | true | yes) python=1 ;;
+    0 | false | no | "") ;;
+    *) die "REPROBENCH_PYTHON must be 1 or 0 (got '${REPROBENCH_PYTHON}')" ;;
+  esac
   # One toolchain run at a time per cache: concurrent runs would each start the same long build.
   mkdir -p "$CACHE"
   exec 9>"$CACHE/toolchain.lock"
@@ -337,10 +391,14 @@ main() {
     link_into "$PULUMI_BIN_DIR/pulumi" "$bin/pulumi"
     official_plugin language-nodejs "$LANGUAGE_HOST_V"
     link_into "$PLUGIN_BIN" "$bin/pulumi-language-nodejs"
-    install -m 0755 "$repo/node_modules/@pulumi/pulumi/pulumi-resource-pulumi-nodejs" "$bin/"
+    # The dynamic-provider shim @pulumi/pulumi ships, plus a fallback for Python programs using our
+    # components as a package: the engine starts it in their directory, which has no node_modules
+    # (pulumi/pulumi#5455; see the script). Unchanged for TypeScript programs.
+    install -m 0755 "$repo/scripts/python-dynamic-provider-shim.sh" "$bin/pulumi-resource-pulumi-nodejs"
     TOOL_PATH="$bin"
     export PULUMI_IGNORE_AMBIENT_PLUGINS=true
   fi
+  [ "$python" = 0 ] || ensure_python_host "$TOOL_PATH"
   export PATH="$TOOL_PATH:$PATH"
   while read -r name version; do
     ensure_provider "$name" "$version"

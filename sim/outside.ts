@@ -1,7 +1,7 @@
 // The simulated "outside" the sim hosts reach only through the proxy: a PEP 503 package index and a
 // dumb-HTTP git server (both static files served by the `<prefix>-outside` container), the network
 // conditions the proxy applies, and the proxy credentials. Everything here is deterministic or made once
-// per instance; sim/cluster.ts wires it into `sim up` / `sim down`.
+// per instance; sim/cluster.ts and sim/services.ts wire it into `sim up` / `sim down`.
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, cpSync, existsSync, linkSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,7 +1,7 @@
 // The sim registry's Docker Hub-like pull limits (sim/images/registry/registry-gate.py in the registry
 // container) and the pull-through mirror: the quota file the gate re-reads, the pull credentials, and
 // the gate's JSON-lines request log with its summary. Pure functions and small file helpers only;
-// sim/cluster.ts wires them into `sim up` / `sim down` / `sim registry`.
+// sim/cluster.ts wires them into `sim up` / `sim down`, sim/settings.ts and cli/commands/sim.ts into `sim registry`.
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import type { Command } from "./command";
 // The pure modules, not components/config/index.ts: validating a file must not load the Pulumi SDK.
-import { formatProblems } from "../../components/config/parse";
+import { formatProblems } from "../../components/config/problems";
 import { SECRET_PLACEHOLDER } from "../../components/config/schema";
 import { checkStackFile } from "../../components/config/stack-file";
 
@@ -13,6 +13,7 @@ validate  checks every reprobench:* key (types, ranges, cross-field rules) the w
           before registering anything; prints "ok" (exit 0) or one line per problem (exit 1):
           key, bad value, what is expected. Encrypted values are checked for presence only.
           Secrets not set yet are noted on stderr; --require-secrets makes them errors.
+          Warnings (a key under its old name) go to stderr and leave the exit code alone.
 show      prints the fully defaulted configuration as JSON (secrets masked).`;
 
 export const config: Command = {
@@ -39,6 +40,7 @@ export const config: Command = {
       console.error(err instanceof Error ? err.message : String(err));
       return 1;
     }
+    for (const warning of check.warnings) console.error(`warning: ${warning}`);
     if (!check.ok) {
       console.error(`${file}: ${check.problems.length} problem${check.problems.length === 1 ? "" : "s"}\n${formatProblems(check.problems)}`);
       return 1;

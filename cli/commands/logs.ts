@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import type { Command } from "./command";
 import type { StackAccess } from "../stack-access";
-import { shellQuote } from "../../results/pull";
+import { hostArgv, shellQuote } from "../../components/transport";
 import { SECRET_ARG_SPELLINGS, maskText, secretArgMention } from "../../results/harbor";
 
 const root = path.resolve(__dirname, "..", "..");
@@ -154,11 +154,11 @@ export const logs: Command = {
     }
     const lines = Number(values.lines);
     if (!Number.isInteger(lines) || lines < 0) throw new Error(`--lines: got '${values.lines}'; expected a non-negative integer`);
-    const { stackAccess, connectionOf, sshArgvFor } = await import("../stack-access");
+    const { stackAccess, connectionOf } = await import("../stack-access");
     const access = await stackAccess(values.stack!, { root });
     const target = logTarget(access, positionals[0] ?? "harbor", { follow: Boolean(values.follow), lines });
     // A terminal gets a remote tty so that Ctrl-C ends the remote tail/docker logs too.
-    const argv = sshArgvFor(connectionOf(access, target.host), target.command, { tty: Boolean(values.follow && process.stdin.isTTY) });
+    const argv = hostArgv(connectionOf(access, target.host), target.command, { tty: Boolean(values.follow && process.stdin.isTTY) });
     if (process.stderr.isTTY) console.error(`== ${target.what} on ${target.host}`);
     // Never straight to the terminal: the model servers print the API key in their start-up log.
     return await spawnMasked(argv, [access.apiKey]);

@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import type { Command } from "./command";
+import { localHasRsync, shellQuote } from "../../components/transport";
 import {
   filesToFetch,
   localJobDir,
@@ -16,7 +17,6 @@ import {
   remoteListArgv,
   remoteTarArgv,
   rsyncArgv,
-  shellQuote,
   sshArgv,
   validatePull,
 } from "../../results/pull";
@@ -24,20 +24,17 @@ import {
 /** Pull options for a stack's job: its runner from the stack's outputs, the key and pinned host key in 0600 files. */
 async function stackPullOptions(stack: string, localDir: string, jobName: string | undefined): Promise<{ o: PullOptions; manifest: { remote: string; local: string } }> {
   const { stackAccess, connectionOf } = await import("../stack-access");
-  const { writeSshMaterial } = await import("../../components/ssh");
+  const { bracketHost, writeSshMaterial } = await import("../../components/transport");
   const access = await stackAccess(stack, { root: path.resolve(__dirname, "..", "..") });
   const name = jobName ?? access.job?.name;
   if (!name) throw new Error(`stack '${stack}' has no job in its outputs (not run yet, or destroyed): name one with --job (\`reprobench status --stack ${stack}\` shows the last one)`);
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new Error(`--job: got '${name}'; expected a job name (letters, digits, '.', '_', '-')`);
   const c = connectionOf(access, access.cluster.runner);
-  const files = writeSshMaterial(c);
   const o: PullOptions = {
-    target: `${c.user}@${c.host.includes(":") ? `[${c.host}]` : c.host}`,
+    target: `${c.user}@${bracketHost(c.host)}`,
     remoteDir: path.posix.join(access.jobsDir, name),
     localDir: path.resolve(localDir),
-    port: c.port,
-    identity: files.keyFile,
-    sshOptions: ["IdentitiesOnly=yes", "StrictHostKeyChecking=yes", `UserKnownHostsFile=${files.knownHostsFile}`, "LogLevel=ERROR"],
+    pinned: { ...writeSshMaterial(c), port: c.port },
   };
   return { o, manifest: { remote: path.posix.join(access.jobsDir, `${name}.reprobench-manifest.json`), local: path.join(o.localDir, `${name}.reprobench-manifest.json`) } };
 }
@@ -166,8 +163,7 @@ export const pull: Command = {
     fs.mkdirSync(o.localDir, { recursive: true });
     let method = values.method;
     if (method === "auto") {
-      const localRsync = spawnSync("rsync", ["--version"], { stdio: "ignore" }).status === 0;
-      method = localRsync && run(remoteHasRsyncArgv(o)).code === 0 ? "rsync" : "tar";
+      method = localHasRsync() && run(remoteHasRsyncArgv(o)).code === 0 ? "rsync" : "tar";
     }
     let code = 0;
     if (method === "rsync") {

@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import type { Command } from "./command";
 import { asRecord, HarborConfig } from "../../results/harbor";
 import { readJob } from "../../results/load";
-import { shellQuote } from "../../results/pull";
+import { shellQuote } from "../../components/transport";
 import { planRerun, planResume } from "../../results/resume";
 import { defaultMopUpErrorTypes, nonTransientUnscoredTypes } from "../../results/taxonomy";
 import { fetchRemoteJob, type RemoteJob, runRemotePass } from "../remote-pass";
@@ -81,7 +81,7 @@ function readJsonFile(file: string): HarborConfig | null {
   }
 }
 
-const commandLine = (argv: string[]): string => argv.map(shellQuote).join(" ");
+const commandLine = (argv: string[]): string => argv.map((a) => shellQuote(a)).join(" ");
 
 /** The options of the `--stack` form, shared by resume and rerun. */
 const REMOTE_OPTIONS = { stack: { type: "string" }, job: { type: "string" }, wait: { type: "boolean" } } as const;

@@ -79,7 +79,7 @@ export async function collectStatus(access: StackAccess, opts: CollectOptions = 
 
   const script = probeScript();
   const hosts = [...envs.keys()];
-  const results = await Promise.allSettled(hosts.map(async (h) => parseProbe(await runRemoteScript(connectionOf(access, h), script, envs.get(h)!, { timeoutMs: opts.timeoutMs ?? 60_000 }), h)));
+  const results = await Promise.allSettled(hosts.map(async (h) => parseProbe(await runRemoteScript(connectionOf(access, h), script, envs.get(h)!, { timeoutMs: opts.timeoutMs ?? 60_000, secret: ["API_KEY"] }), h)));
   const probes = new Map<string, Probe | { error: string }>();
   hosts.forEach((h, i) => {
     const r = results[i];

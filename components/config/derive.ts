@@ -1,6 +1,6 @@
-// Values derived from a parsed config: per-worker SGLang settings, host lookups, and the exact command
+// Values derived from a parsed config: per-worker model server settings, host lookups, and the exact command
 // lines seed 000 runs (so components and tests share one source of flag names).
-import type { Host, HostRole, ReprobenchConfig, SglangConfig } from "./schema";
+import type { Host, HostRole, ModelServerConfig, ReprobenchConfig } from "./schema";
 import { LAUNCHERS } from "./schema";
 
 import type { ModelBridgeSettings } from "../model-bridge";
@@ -9,8 +9,8 @@ import { type RouterSettings, routerCommand as routerCommandFor } from "../route
 
 export { serverCommand, sglangCommand, vllmCommand } from "../model-server";
 
-/** One worker's SGLang settings after applying sglang.overrides.<host>, plus host-derived values. */
-export type ResolvedSglangSettings = Omit<SglangConfig, "overrides" | "launcher"> & {
+/** One worker's model server settings after applying modelServer.overrides.<host>, plus host-derived values. */
+export type ResolvedModelServerSettings = Omit<ModelServerConfig, "overrides" | "launcher"> & {
   /** The entry point, resolved from the engine when the config leaves it null. */
   launcher: string;
   /** The worker's host name. */
@@ -42,14 +42,14 @@ export function soleHostWithRole(config: ReprobenchConfig, role: "router" | "run
   return hosts[0];
 }
 
-/** Merged SGLang settings for one worker host (shallow: an override's env/ulimits replace the base map). */
-export function workerSettings(config: ReprobenchConfig, hostName: string): ResolvedSglangSettings {
+/** Merged model server settings for one worker host (shallow: an override's env/ulimits replace the base map). */
+export function workerSettings(config: ReprobenchConfig, hostName: string): ResolvedModelServerSettings {
   const host = hostByName(config, hostName);
   if (!host.roles.includes("worker")) throw new Error(`host '${hostName}' does not have the worker role`);
-  const { overrides, ...base } = config.sglang;
+  const { overrides, ...base } = config.modelServer;
   const override = overrides[hostName] ?? {};
   const defined = Object.fromEntries(Object.entries(override).filter(([, v]) => v !== undefined));
-  const merged = { ...base, ...defined } as Omit<SglangConfig, "overrides">;
+  const merged = { ...base, ...defined } as Omit<ModelServerConfig, "overrides">;
   const listenAddress = merged.bindAddress === "privateIp" ? host.privateIp : merged.bindAddress;
   return {
     ...merged,
@@ -84,7 +84,7 @@ export const SGLANG_ONLY_SETTINGS = [
 ] as const;
 
 /** The value of a (possibly dotted) SGLANG_ONLY_SETTINGS name. */
-export function settingValue(s: ResolvedSglangSettings, name: string): unknown {
+export function settingValue(s: ResolvedModelServerSettings, name: string): unknown {
   return name.split(".").reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], s);
 }
 
@@ -97,13 +97,13 @@ export const ROUTER_MANAGED_FLAGS = [
 export function routerSettings(config: ReprobenchConfig): RouterSettings {
   const r = config.router;
   return {
-    image: r.image ?? config.sglang.image,
+    image: r.image ?? config.modelServer.image,
     launcher: r.launcher,
     containerName: r.containerName,
     host: r.host,
     port: r.port,
     policy: r.policy,
-    dpAware: r.dpAware ?? config.sglang.engine === "sglang",
+    dpAware: r.dpAware ?? config.modelServer.engine === "sglang",
     balanceAbsThreshold: r.balanceAbsThreshold,
     balanceRelThreshold: r.balanceRelThreshold,
     workerStartupTimeoutSecs: r.workerStartupTimeoutSecs,
@@ -113,11 +113,11 @@ export function routerSettings(config: ReprobenchConfig): RouterSettings {
     env: r.env,
     ulimits: r.ulimits,
     // The router loads the tokenizer from the workers' model_path; mount it where the workers see it.
-    modelMount: r.mountModel ? { hostPath: config.sglang.modelPath, containerPath: config.sglang.modelMountPath } : null,
+    modelMount: r.mountModel ? { hostPath: config.modelServer.modelPath, containerPath: config.modelServer.modelMountPath } : null,
     stopTimeoutSecs: r.stopTimeoutSecs,
     extraArgs: r.extraArgs,
-    servedModelName: config.sglang.servedModelName,
-    modelListed: config.sglang.engine !== "vllm",
+    servedModelName: config.modelServer.servedModelName,
+    modelListed: config.modelServer.engine !== "vllm",
   };
 }
 
@@ -127,8 +127,8 @@ export function mutableImageRefs(config: ReprobenchConfig): { key: string; ref: 
   const add = (key: string, ref: string | null) => {
     if (ref !== null && !ref.includes("@sha256:") && !refs.some((r) => r.ref === ref)) refs.push({ key, ref });
   };
-  add("reprobench:sglang.image", config.sglang.image);
-  for (const [host, o] of Object.entries(config.sglang.overrides)) add(`reprobench:sglang.overrides.${host}.image`, o.image ?? null);
+  add("reprobench:modelServer.image", config.modelServer.image);
+  for (const [host, o] of Object.entries(config.modelServer.overrides)) add(`reprobench:modelServer.overrides.${host}.image`, o.image ?? null);
   if (config.router.enabled) add("reprobench:router.image", config.router.image);
   return refs;
 }

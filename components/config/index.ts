@@ -1,7 +1,12 @@
-// The stack settings: their schema and rules (schema.ts, parse.ts), what follows from them (derive.ts,
-// job.ts), stack files (stack-file.ts), and the resolved config with its secrets (loaded.ts).
+// The stack settings: their schema and rules (schema.ts, parse.ts with problems.ts, secrets.ts and rules/),
+// run stacks (run-stack.ts), what follows from them (derive.ts, job.ts), stack files (stack-file.ts), and the
+// resolved config with its secrets (loaded.ts).
 export * from "./schema";
 export * from "./parse";
+export { type ConfigProblem, NAMESPACE, configKey, formatProblems, renderValue } from "./problems";
+export { type RunStackParseResult, combineWithCluster, defaultRunDatasetDir, isRunStack, parseRunStackConfig, runDatasetDirProblem } from "./run-stack";
+export { missingSecretProblems, plaintextSecretProblems } from "./secrets";
+export { HF_SANDBOX_PIPEFAIL_FIX, compareHarborVersions } from "./rules/profiles";
 export * from "./derive";
 export * from "./loaded";
 export * from "./job";

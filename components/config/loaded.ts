@@ -9,9 +9,11 @@ import * as pulumi from "@pulumi/pulumi";
 import { type DaemonProxies, daemonProxies, proxyEnvironment, proxyUrlProblem } from "../host-proxy";
 import { type PullLimit, type RegistryLogin, type RegistryMirror, registryAuthEnv } from "../registry-access";
 import type { PullQuotaSettings } from "../task-images";
-import type { HostConnectionInput } from "../ssh";
+import type { HostConnectionInput } from "../transport";
 import { DOCKER_HUB_PULL_LIMITS, type ReprobenchConfig, SECRET_PLACEHOLDER, checkPublicKeyLine } from "./schema";
-import { type ConfigProblem, configKey, formatProblems, missingSecretProblems, parseConfig } from "./parse";
+import { type ConfigProblem, configKey, formatProblems } from "./problems";
+import { parseConfig } from "./parse";
+import { missingSecretProblems } from "./secrets";
 
 const PEM_PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
 
@@ -194,7 +196,7 @@ export interface ResolveOptions {
   projectDir: string;
   /** Fail on missing secrets (a preview may do without them; `up` needs them). */
   requireSecrets: boolean;
-  /** Receives notes such as "preview without secrets". */
+  /** Receives notes such as "preview without secrets" and parseConfig's warnings (a key's old name). */
   warn: (message: string) => void;
 }
 
@@ -208,6 +210,7 @@ export function resolveClusterConfig(raw: Record<string, unknown>, options: Reso
     throw new pulumi.RunError(`invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${formatProblems(problems)}`);
   };
   const parsed = parseConfig(raw, { requireSecrets: options.requireSecrets });
+  for (const warning of parsed.warnings) options.warn(warning);
   if (!parsed.ok) return fail(parsed.problems);
   const config = parsed.config;
   const files = readLocalFiles(config, options.projectDir);

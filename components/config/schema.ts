@@ -1,7 +1,7 @@
 // The typed stack configuration (Pulumi namespace `reprobench`). Pure: no Pulumi, no filesystem, so the CLI
 // and the tests can validate a stack file without the engine. Every default reproduces the final run of
 // seed 000 (2 × 8×A100, Qwen3.8-27B, SGLang TP4×DP2 per host, Harbor 0.21.0 + Terminus-2, 89 tasks, c25/a20,
-// agent timeout 6×, agent setup timeout 5×). Cross-field rules live in config-parse.ts.
+// agent timeout 6×, agent setup timeout 5×). Cross-field rules live in rules/ (parse.ts runs them).
 import { z } from "zod";
 import { parseCidr, parseIpv4 } from "../cidr";
 import { NO_PROXY_ENTRY } from "../host-proxy";
@@ -17,6 +17,12 @@ export const SECRET_PLACEHOLDER = "[secret]";
 
 /** Top-level keys whose values are secrets: never printed, wrapped in pulumi.secret at run time. */
 export const SECRET_KEYS = ["sshPrivateKeys", "proxyUpstream", "hfToken", "proxyUrls", "registryPasswords"] as const;
+
+/**
+ * Top-level keys under their old name, old → new. A stack file may still use the old name (parseConfig
+ * warns, and names its problems as the file does); never both.
+ */
+export const RENAMED_KEYS: Readonly<Record<string, string>> = { sglang: "modelServer" };
 
 /** Model server engines: SGLang (seed 000/003) or vLLM (seed 002 Run 2). */
 export const ENGINES = ["sglang", "vllm"] as const;
@@ -70,7 +76,7 @@ export function checkPublicKeyLine(line: string): string | null {
 
 
 // ---------------------------------------------------------------------------------------------------------
-// Field schemas. Messages are the "expected …" half of a problem; config-parse.ts adds the key and bad value.
+// Field schemas. Messages are the "expected …" half of a problem; problems.ts adds the key and bad value.
 
 const port = z
   .number()
@@ -174,7 +180,7 @@ const sshSchema = z
 
 export const hostSchema = z
   .object({
-    /** DNS label; also names the host's containers and its entry in sglang.overrides / sshPrivateKeys. */
+    /** DNS label; also names the host's containers and its entry in modelServer.overrides / sshPrivateKeys. */
     name: z.string().regex(DNS_LABEL, { message: "expected a DNS label (a-z, 0-9, '-', at most 63 characters)" }),
     ssh: sshSchema,
     /** IPv4 the other hosts use to reach this one (workers listen here; the router dials it). */
@@ -208,10 +214,10 @@ export const hostSchema = z
   .strict();
 
 // ---------------------------------------------------------------------------------------------------------
-// SGLang workers. Flag names follow `sglang serve --help` (reference sglang.md §1.2).
+// Model server workers (SGLang or vLLM). Flag names follow `sglang serve --help` (reference sglang.md §1.2).
 
-/** Settings one worker may override (sglang.overrides.<host>). */
-const sglangWorkerShape = {
+/** Settings one worker may override (modelServer.overrides.<host>). */
+const modelServerWorkerShape = {
   /** Image with tag or digest. Seed: SGLANG_IMAGE=lmsysorg/sglang:latest-runtime (pin a tag for real runs). */
   image: imageRef.default("lmsysorg/sglang:latest-runtime"),
   /**
@@ -303,11 +309,11 @@ const sglangWorkerShape = {
   readyTimeoutMinutes: positiveInt.default(45),
 };
 
-const sglangWorkerSchema = z.object(sglangWorkerShape).strict();
+const modelServerWorkerSchema = z.object(modelServerWorkerShape).strict();
 /** A partial set of worker settings for one host; shallow merge (a given env/ulimits replaces the whole map). */
-export const sglangOverrideSchema = sglangWorkerSchema.partial().strict();
+export const modelServerOverrideSchema = modelServerWorkerSchema.partial().strict();
 
-export const sglangSchema = z
+export const modelServerSchema = z
   .object({
     /**
      * Model server engine (this section configures it whichever it is): "sglang" (seeds 000/003) or
@@ -315,11 +321,11 @@ export const sglangSchema = z
      * gate asserts through /v1/models and the router cannot be DP-aware.
      */
     engine: z.enum(ENGINES).default("sglang"),
-    ...sglangWorkerShape,
+    ...modelServerWorkerShape,
     /** --served-model-name; the router and Harbor address the model by this name (seed: Qwen/Qwen3.8-27B). */
     servedModelName: z.string().min(1).default("Qwen/Qwen3.8-27B"),
     /** Per-host partial settings, e.g. { worker-b: { maxRunningRequests: 4 } }. Keys must be worker hosts. */
-    overrides: z.record(z.string(), sglangOverrideSchema).default({}),
+    overrides: z.record(z.string(), modelServerOverrideSchema).default({}),
   })
   .strict();
 
@@ -333,7 +339,7 @@ export const routerSchema = z
      * endpoint directly (seeds 002/003 ran one server without a router); no host needs the router role.
      */
     enabled: z.boolean().default(true),
-    /** Image to run the router in; null = sglang.image (the seed runs it in the SGLang image). */
+    /** Image to run the router in; null = modelServer.image (the seed runs it in the SGLang image). */
     image: imageRef.nullable().default(null),
     /** Entry point (seed: python3 -m sglang_router.launch_router). */
     launcher: z
@@ -368,7 +374,7 @@ export const routerSchema = z
     env: envMap.default({ HOME: "/tmp" }),
     /** docker --ulimit (seed: nofile=65536:65536). */
     ulimits: ulimits.default({ nofile: { soft: 65536, hard: 65536 } }),
-    /** Mount sglang.modelPath read-only at sglang.modelMountPath so the router loads the tokenizer (seed does). */
+    /** Mount modelServer.modelPath read-only at modelServer.modelMountPath so the router loads the tokenizer (seed does). */
     mountModel: z.boolean().default(true),
     /** docker stop --time for the router (seed: 180). */
     stopTimeoutSecs: nonNegativeInt.default(180),
@@ -704,7 +710,11 @@ export const configSchema = z
     hosts: z.array(hostSchema).min(1, { message: "expected at least one host" }),
     /** SECRET. Host name (or "default") → private key PEM; set with `pulumi config set --secret --path`. */
     sshPrivateKeys: z.record(z.string(), z.string()).default({}),
-    sglang: sglangSchema.default({}),
+    /**
+     * The model server on every worker host, SGLang or vLLM (engine); formerly reprobench:sglang, a name
+     * still read (RENAMED_KEYS).
+     */
+    modelServer: modelServerSchema.default({}),
     router: routerSchema.default({}),
     docker: dockerSchema.default({}),
     proxy: proxySchema.default({}),
@@ -743,11 +753,11 @@ export const configSchema = z
   // Engine-dependent defaults. The router image is not defaulted for vLLM: its image has no sglang-router,
   // so the config rules ask for router.image instead.
   .transform((c) => {
-    const sglang = c.sglang.engine === "sglang";
+    const sglang = c.modelServer.engine === "sglang";
     return {
       ...c,
-      sglang: { ...c.sglang, maxMambaCacheSize: c.sglang.maxMambaCacheSize === undefined ? (sglang ? 25 : null) : c.sglang.maxMambaCacheSize },
-      router: { ...c.router, image: c.router.image ?? (sglang ? c.sglang.image : null), dpAware: c.router.dpAware ?? sglang },
+      modelServer: { ...c.modelServer, maxMambaCacheSize: c.modelServer.maxMambaCacheSize === undefined ? (sglang ? 25 : null) : c.modelServer.maxMambaCacheSize },
+      router: { ...c.router, image: c.router.image ?? (sglang ? c.modelServer.image : null), dpAware: c.router.dpAware ?? sglang },
     };
   });
 
@@ -756,8 +766,8 @@ export type ReprobenchConfig = z.infer<typeof configSchema>;
 /** What a stack file may contain (everything with a default is optional). */
 export type ReprobenchConfigInput = z.input<typeof configSchema>;
 export type Host = ReprobenchConfig["hosts"][number];
-export type SglangConfig = ReprobenchConfig["sglang"];
-export type SglangOverride = z.infer<typeof sglangOverrideSchema>;
+export type ModelServerConfig = ReprobenchConfig["modelServer"];
+export type ModelServerOverride = z.infer<typeof modelServerOverrideSchema>;
 export type RouterConfig = ReprobenchConfig["router"];
 export type RunConfig = ReprobenchConfig["run"];
 export type RegistryConfig = ReprobenchConfig["registries"][number];

@@ -4,9 +4,10 @@ import { existsSync, readFileSync } from "node:fs";
 import * as nodePath from "node:path";
 import { parseDocument } from "yaml";
 import { type ReprobenchConfig, SECRET_PLACEHOLDER } from "./schema";
-import {
-  type ConfigProblem, NAMESPACE, combineWithCluster, isRunStack, missingSecretProblems, parseConfig, parseRunStackConfig, plaintextSecretProblems,
-} from "./parse";
+import { type ConfigProblem, NAMESPACE } from "./problems";
+import { parseConfig } from "./parse";
+import { combineWithCluster, isRunStack, parseRunStackConfig } from "./run-stack";
+import { missingSecretProblems, plaintextSecretProblems } from "./secrets";
 
 function isSecureValue(value: unknown): boolean {
   return (
@@ -85,6 +86,8 @@ export interface StackFileCheck {
   problems: ConfigProblem[];
   /** Secrets not set yet, when not required: fine for preview, fatal for `pulumi up`. */
   missingSecrets: ConfigProblem[];
+  /** Not faults, but for the user: a key under its old name. */
+  warnings: string[];
   config?: ReprobenchConfig;
 }
 
@@ -100,15 +103,15 @@ export function checkStackFile(path: string, options: { requireSecrets?: boolean
     // A run stack: its own keys, then its run against the owner's stack file beside it (when there is one;
     // on a real cluster the owner's outputs are what count, and preview checks against them).
     const run = parseRunStackConfig(raw);
-    if (!run.ok) return { ok: false, problems: [...plaintext, ...run.problems], missingSecrets: [] };
+    if (!run.ok) return { ok: false, problems: [...plaintext, ...run.problems], missingSecrets: [], warnings: [] };
     const ownerFile = nodePath.join(nodePath.dirname(path), `Pulumi.${run.config.cluster}.yaml`);
-    if (!existsSync(ownerFile)) return { ok: plaintext.length === 0, problems: plaintext, missingSecrets: [] };
+    if (!existsSync(ownerFile)) return { ok: plaintext.length === 0, problems: plaintext, missingSecrets: [], warnings: [] };
     const combined = combineWithCluster(readStackFile(ownerFile), run.config, raw, stackIdOfFile(path));
-    if (!combined.ok) return { ok: false, problems: [...plaintext, ...combined.problems], missingSecrets: [] };
-    return { ok: plaintext.length === 0, problems: plaintext, missingSecrets: [], config: combined.config };
+    if (!combined.ok) return { ok: false, problems: [...plaintext, ...combined.problems], missingSecrets: [], warnings: [] };
+    return { ok: plaintext.length === 0, problems: plaintext, missingSecrets: [], warnings: [], config: combined.config };
   }
   const parsed = parseConfig(raw, { requireSecrets: options.requireSecrets ?? false });
-  if (!parsed.ok) return { ok: false, problems: [...plaintext, ...parsed.problems], missingSecrets: [] };
+  if (!parsed.ok) return { ok: false, problems: [...plaintext, ...parsed.problems], missingSecrets: [], warnings: parsed.warnings };
   const missingSecrets = options.requireSecrets ? [] : missingSecretProblems(parsed.config);
-  return { ok: plaintext.length === 0, problems: plaintext, missingSecrets, config: parsed.config };
+  return { ok: plaintext.length === 0, problems: plaintext, missingSecrets, warnings: parsed.warnings, config: parsed.config };
 }

@@ -20,6 +20,8 @@ export interface Registration {
   dependencies: string[];
   /** Alias specs: the parent URN a resource had (same name and type). */
   aliasParents: string[];
+  /** Alias specs in full ("" where the spec keeps the current value; noParent: it had none). */
+  aliases: AliasSpec[];
   /** The inputs newResource was given (secrets still wrapped). */
   inputs: Record<string, unknown>;
 }
@@ -74,12 +76,20 @@ export function clusterMockState(datasetCount: number): MockState {
   };
 }
 
+/** One alias spec as the monitor gets it. */
+export interface AliasSpec {
+  name: string;
+  type: string;
+  parentUrn: string;
+  noParent: boolean;
+}
+
 type RegisterRequest = {
   getType(): string;
   getName(): string;
   getParent(): string;
   getDependenciesList(): string[];
-  getAliasesList(): { getSpec(): { getParenturn(): string } | undefined }[];
+  getAliasesList(): { getSpec(): { getParenturn(): string; getName(): string; getType(): string; getNoparent(): boolean } | undefined }[];
 };
 type RegisterCallback = (err: unknown, res?: { getUrn(): string }) => void;
 
@@ -110,7 +120,12 @@ export function programMocks<R = Registration>(options: ProgramMocksOptions<R>):
           registered.push(
             record({
               type: req.getType(), name: req.getName(), urn: res.getUrn(), parent: req.getParent(), dependencies: [...req.getDependenciesList()],
-              aliasParents: req.getAliasesList().map((a) => a.getSpec()?.getParenturn() ?? ""), inputs: inputsOf.get(`${req.getType()}::${req.getName()}`) ?? {},
+              aliasParents: req.getAliasesList().map((a) => a.getSpec()?.getParenturn() ?? ""),
+              aliases: req.getAliasesList().flatMap((a) => {
+                const spec = a.getSpec();
+                return spec ? [{ name: spec.getName(), type: spec.getType(), parentUrn: spec.getParenturn(), noParent: spec.getNoparent() }] : [];
+              }),
+              inputs: inputsOf.get(`${req.getType()}::${req.getName()}`) ?? {},
             }),
           );
         }
@@ -158,4 +173,50 @@ export function programMocks<R = Registration>(options: ProgramMocksOptions<R>):
       return [...mine];
     },
   };
+}
+
+/** The "<qualified type>" and name of a URN. */
+function urnParts(urn: string): { prefix: string; qualifiedType: string; name: string } {
+  const m = /^(urn:pulumi:[^:]+::[^:]+::)(.+)::([^:]+)$/.exec(urn);
+  if (!m) throw new Error(`not a URN: ${urn}`);
+  return { prefix: m[1], qualifiedType: m[2], name: m[3] };
+}
+
+/**
+ * The URN the engine gives a registration: its type qualified by every ancestor's (the mock monitor
+ * qualifies it by the parent's type alone).
+ */
+export function engineUrn(rs: readonly Registration[], r: Registration): string {
+  const { prefix } = urnParts(r.urn);
+  const parent = r.parent ? rs.find((p) => p.urn === r.parent) : undefined;
+  return parent ? `${prefix}${urnParts(engineUrn(rs, parent)).qualifiedType}$${r.type}::${r.name}` : `${prefix}${r.type}::${r.name}`;
+}
+
+/**
+ * Every URN the engine matches a registration to in an older state, as it forms them (pkg/resource/deploy
+ * step_generator.go generateAliases): its own URN, each alias spec collapsed (name, type, parent, or none),
+ * and, for each URN its parent answers to, the child under it (a name that starts with the parent's name
+ * taking the parent alias's name instead) — itself and with each of its own alias specs.
+ */
+export function urnsAnsweredBy(rs: readonly Registration[], r: Registration): string[] {
+  const { prefix } = urnParts(r.urn);
+  const engineOf = (urn: string) => {
+    const known = rs.find((p) => p.urn === urn);
+    return known ? engineUrn(rs, known) : urn;
+  };
+  const under = (parentUrn: string | undefined, type: string, name: string) =>
+    parentUrn ? `${prefix}${urnParts(parentUrn).qualifiedType}$${type}::${name}` : `${prefix}${type}::${name}`;
+  const parent = r.parent ? rs.find((p) => p.urn === r.parent) : undefined;
+  const parentUrn = parent ? engineUrn(rs, parent) : undefined;
+  const collapse = (a: AliasSpec) => under(a.noParent ? undefined : a.parentUrn ? engineOf(a.parentUrn) : parentUrn, a.type || r.type, a.name || r.name);
+  const found = new Set<string>([engineUrn(rs, r), ...r.aliases.map(collapse)]);
+  if (parent && parentUrn) {
+    for (const parentAlias of urnsAnsweredBy(rs, parent).filter((u) => u !== parentUrn)) {
+      const aliasName = urnParts(parentAlias).name;
+      const childName = (name: string) => (name.startsWith(parent.name) ? aliasName + name.slice(parent.name.length) : name);
+      found.add(under(parentAlias, r.type, childName(r.name)));
+      for (const a of r.aliases) found.add(under(parentAlias, a.type || r.type, childName(a.name || r.name)));
+    }
+  }
+  return [...found];
 }

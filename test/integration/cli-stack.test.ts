@@ -41,7 +41,7 @@ describe("the CLI's stack operations and the tracked stack file", () => {
   it("stack init + preview write nothing into it; the salt is in the stack's state", async () => {
     const before = tracked();
     const output = await cliPreview();
-    expect(output).toMatch(/reprobench:[a-z]+:SglangWorker/);
+    expect(output).toMatch(/reprobench:[a-z]+:ModelServer/);
     expect(tracked()).toBe(before);
     const { stack } = await openStack(project.dir, "a100", project.env);
     const state = await stack.exportStack();
@@ -64,7 +64,7 @@ describe("the CLI's stack operations and the tracked stack file", () => {
   });
 
   it("a user's `pulumi config set` edits the tracked file as asked, and the next operation uses it", async () => {
-    pulumi(["config", "set", "--stack", "a100", "--path", "reprobench:sglang.image", "lmsysorg/sglang:edited-by-hand"]);
+    pulumi(["config", "set", "--stack", "a100", "--path", "reprobench:modelServer.image", "lmsysorg/sglang:edited-by-hand"]);
     expect(tracked()).toContain("lmsysorg/sglang:edited-by-hand");
     expect(await cliPreview()).toContain("lmsysorg/sglang:edited-by-hand");
   });

@@ -80,7 +80,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
   });
 
   it("changing one worker's maxRunningRequests previews as that worker's container replaced, nothing else", async () => {
-    editConfig((c) => (c.sglang.overrides = { "worker-b": { maxRunningRequests: 4 } }));
+    editConfig((c) => (c.modelServer.overrides = { "worker-b": { maxRunningRequests: 4 } }));
     const out: string[] = [];
     const preview = await stack.preview({ diff: true, onOutput: (o) => out.push(o) });
     const diff = out.join("");
@@ -153,7 +153,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
 
     // Pinning the new build: exactly the servers (both workers and the router, which runs the same image)
     // and their images are replaced; nothing else.
-    editConfig((c) => (c.sglang.image = `${String(c.sglang.image).replace(/:[^:/@]+$/, "")}@${moved}`));
+    editConfig((c) => (c.modelServer.image = `${String(c.modelServer.image).replace(/:[^:/@]+$/, "")}@${moved}`));
     const pinOut: string[] = [];
     const pinPreview = await stack.preview({ diff: true, onOutput: (o) => pinOut.push(o) });
     const replaced = [...pinOut.join("").matchAll(/\+-[a-z:/A-Z-]+: \(replace\)\s+\[id=[^\]]+\]\s+\[urn=[^\]]*::([a-z-]+)\]/g)].map((m) => m[1]).sort();
@@ -221,7 +221,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
     const containerId = () => ssh("worker-b", "docker inspect -f '{{.Id}}' qwen38-worker-b");
     // worker-b's server replaced by one that cannot start: the guard passes (no job runs), the old
     // container goes, the new one exits and its gate fails the up.
-    editConfig((c) => (c.sglang.overrides = { "worker-b": { extraArgs: ["--reprobench-no-such-flag"] } }));
+    editConfig((c) => (c.modelServer.overrides = { "worker-b": { extraArgs: ["--reprobench-no-such-flag"] } }));
     const first = await stack.up({ onOutput: () => undefined }).then(() => new Error("up succeeded"), (err: Error) => err);
     expect(first.message).toMatch(/unrecognized arguments: --reprobench-no-such-flag/);
     // A job starts on the runner (a unit named in runs/current.d, as any stack's Harbor job is).
@@ -248,7 +248,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
     await ssh("worker-b", `mkdir -p /tmp/guard-job/t2 && systemd-run --unit=reprobench-harbor-guardtest --collect sleep 600 >/dev/null && echo 'guardtest reprobench-harbor-guardtest.service /tmp/guard-job /dev/null' >${current}/other-stack`);
     try {
       const running = await containerId();
-      editConfig((c) => (c.sglang.env = { ...(c.sglang.env ?? { HOME: "/tmp", HF_HOME: "/tmp/huggingface" }), REPROBENCH_GUARD_TEST: "1" }));
+      editConfig((c) => (c.modelServer.env = { ...(c.modelServer.env ?? { HOME: "/tmp", HF_HOME: "/tmp/huggingface" }), REPROBENCH_GUARD_TEST: "1" }));
       const refused = await stack.up({ onOutput: () => undefined }).then(() => new Error("up succeeded under a running job"), (err: Error) => err);
       expect(refused.message).toMatch(/restart-guard: refusing to restart worker-[ab]'s model server/);
       expect(await containerId()).toBe(running);
@@ -302,7 +302,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
 
   it("a server that dies while loading fails the gate with its log, and leaves no container Pulumi does not know", async () => {
     // An unknown flag: the double exits 2 at start, as SGLang's argparse does.
-    editConfig((c) => (c.sglang.overrides = { "worker-a": { extraArgs: ["--reprobench-no-such-flag"] } }));
+    editConfig((c) => (c.modelServer.overrides = { "worker-a": { extraArgs: ["--reprobench-no-such-flag"] } }));
     const failure = await stack.up({ onOutput: () => undefined }).then(() => new Error("up succeeded"), (err: Error) => err);
     expect(failure.message).toMatch(/container exited before \/health answered 200/);
     expect(failure.message).toMatch(/unrecognized arguments: --reprobench-no-such-flag/);

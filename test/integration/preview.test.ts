@@ -21,12 +21,12 @@ interface Profile {
 }
 
 /** Component types only a cluster-owning stack creates. */
-const CLUSTER_TYPES = ["HostAccess", "DockerDaemonConfig", "SglangWorker", "SglangRouter", "ToolBundle", "HarborRunner", "TaskImages", "ProxyBridge", "ModelBridge", "ClusterGuard"];
+const CLUSTER_TYPES = ["BenchCluster", "HostAccess", "DockerDaemonConfig", "ModelServer", "SglangRouter", "ToolBundle", "HarborRunner", "TaskImages", "ProxyBridge", "ModelBridge", "ClusterGuard"];
 
 const PROFILES: Record<string, Profile> = {
   // Seed 000's cluster: two hosts claimed, daemon config, two workers, router, tool bundle, Harbor; no job.
   a100: {
-    types: ["HostAccess", "DockerDaemonConfig", "SglangWorker", "SglangRouter", "ToolBundle", "HarborRunner", "TaskImages", "ClusterGuard"],
+    types: ["BenchCluster", "HostAccess", "DockerDaemonConfig", "ModelServer", "SglangRouter", "ToolBundle", "HarborRunner", "TaskImages", "ClusterGuard"],
     absent: ["ModelBridge", "BenchmarkRun"],
     shows: ["--max-running-requests", "--dp-aware", "lmsysorg/sglang:latest-runtime is a tag, not a digest"],
   },
@@ -35,28 +35,28 @@ const PROFILES: Record<string, Profile> = {
   dev: { types: ["BenchmarkRun"], absent: CLUSTER_TYPES, shows: ["agent_timeout_multiplier: 3", "regex-chess"] },
   // Seed 003: one H200, SGLang FP8 flags, no router, terminus-2 with reasoning_effort.
   "h200-fp8": {
-    types: ["SglangWorker", "BenchmarkRun", "TaskImages"],
+    types: ["ModelServer", "BenchmarkRun", "TaskImages"],
     absent: ["SglangRouter", "ModelBridge"],
     shows: ["--kv-cache-dtype", "fp8_e4m3", "--attention-backend", "flashinfer", "--chunked-prefill-size", "--mamba-radix-cache-strategy", "extra_buffer_lazy", "--trust-remote-code", "reasoning_effort: low", "api_base: http://10.0.0.21:30000/v1"],
     hides: ["--dp-aware", "--default-chat-template-kwargs"],
   },
   // Seed 002 Run 3 on Docker: thinking off, mini-swe-agent in the container, reached through the model bridge.
   "h200-fp8-mswea": {
-    types: ["SglangWorker", "ModelBridge", "BenchmarkRun"],
+    types: ["ModelServer", "ModelBridge", "BenchmarkRun"],
     absent: ["SglangRouter"],
     shows: ["--default-chat-template-kwargs", "enable_thinking", "name: mini-swe-agent", "OPENAI_BASE_URL: http://host.docker.internal:30080/v1", "OPENAI_API_KEY: ${OPENAI_API_KEY}", "version: 2.4.6"],
     hides: ["api_base:"],
   },
   // Seed 002 Run 2: vLLM gpt-oss-20b, its own entry point, no router.
   "gpt-oss-20b": {
-    types: ["SglangWorker", "BenchmarkRun"],
+    types: ["ModelServer", "BenchmarkRun"],
     absent: ["SglangRouter", "ModelBridge"],
     shows: ["vllm", "serve", "--tensor-parallel-size", "--gpu-memory-utilization", "model_name: openai/openai/gpt-oss-20b", "api_base: http://10.0.0.31:8000/v1"],
     hides: ["--tp-size", "--mem-fraction-static"],
   },
   // Seed 002 Run 3 as it ran: hf-sandbox, rendered only; no task images, proxy bridge or tool bundle on the runner.
   "hf-sandbox": {
-    types: ["SglangWorker", "HarborRunner", "BenchmarkRun"],
+    types: ["ModelServer", "HarborRunner", "BenchmarkRun"],
     absent: ["SglangRouter", "TaskImages", "ModelBridge", "ProxyBridge", "ToolBundle"],
     shows: ["type: hf-sandbox", "flavor: cpu-upgrade", "job_timeout: 2h", "harbor[hf-sandbox]", "harbor-0.23.0", "OPENAI_BASE_URL: https://h200.example.org/v1"],
     hides: ["cpu_enforcement_policy"],

@@ -36,7 +36,7 @@ beforeAll(async () => {
       extraFiles: { "sim/dataset": path.join(repoRoot, "sim/dataset") },
       baseline: (c) => {
         // Seed 002 Run 2's engine on both sim workers; the router in front without --dp-aware.
-        c["reprobench:sglang"] = { ...c["reprobench:sglang"], engine: "vllm", maxMambaCacheSize: null };
+        c["reprobench:modelServer"] = { ...c["reprobench:modelServer"], engine: "vllm", maxMambaCacheSize: null };
         c["reprobench:router"] = { ...(c["reprobench:router"] ?? {}), image: DOUBLE_IMAGE, dpAware: false, policy: "round_robin" };
         c["reprobench:run"] = { ...c["reprobench:run"], jobNamePrefix: "sim-vllm-terminus2" };
       },
@@ -119,8 +119,8 @@ describe("run profiles on the simulated cluster (real engine, real router, real 
 
   it("seed 003's SGLang FP8 flags with thinking off: /server_info carries each, a completion has no reasoning", async () => {
     sim.editConfig((c) => {
-      c.sglang = {
-        ...c.sglang, engine: "sglang", maxMambaCacheSize: 25, trustRemoteCode: true, kvCacheDtype: "fp8_e4m3", attentionBackend: "flashinfer",
+      c.modelServer = {
+        ...c.modelServer, engine: "sglang", maxMambaCacheSize: 25, trustRemoteCode: true, kvCacheDtype: "fp8_e4m3", attentionBackend: "flashinfer",
         chunkedPrefillSize: 32768, maxPrefillTokens: 32768, memFractionStatic: 0.85,
         mamba: { fullMemoryRatio: 3.67, radixCacheStrategy: "extra_buffer_lazy", ssmDtype: "float32" }, enableThinking: false,
       };

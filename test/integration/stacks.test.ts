@@ -116,7 +116,7 @@ describe("one cluster, several run stacks (real engine)", () => {
     const jobName = String(up.outputs.jobName.value);
     expect(up.outputs.jobState.value).toBe("running");
     // A worker flag change on the owner while that job runs: refused naming the job, and nothing restarts.
-    sim.editConfig((c) => (c.sglang.overrides = { "worker-b": { maxRunningRequests: 4 } }));
+    sim.editConfig((c) => (c.modelServer.overrides = { "worker-b": { maxRunningRequests: 4 } }));
     const refused = await owner.up({ onOutput: () => undefined }).then(() => new Error("up succeeded"), (err: Error) => err);
     expect(refused.message).toMatch(new RegExp(`refusing to restart worker-b's model server \\(qwen38-worker-b\\) while a Harbor job runs on this cluster: ${jobName} \\(stack reprobench\\.local6x\\)`));
     expect(await clusterState()).toEqual(before);

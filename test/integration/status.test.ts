@@ -66,10 +66,10 @@ beforeAll(async () => {
     {
       extraFiles: { "sim/dataset": path.join(repoRoot, "sim/dataset") },
       baseline: (c) => {
-        // Metrics on (not among seed 000's flags; sglang.extraArgs), and a 75 s model load so the health
+        // Metrics on (not among seed 000's flags; modelServer.extraArgs), and a 75 s model load so the health
         // wait (which reports every 30 s) has something to say.
-        c["reprobench:sglang"] = {
-          ...c["reprobench:sglang"],
+        c["reprobench:modelServer"] = {
+          ...c["reprobench:modelServer"],
           extraArgs: ["--enable-metrics"],
           env: { HOME: "/tmp", HF_HOME: "/tmp/huggingface", SGLANG_DOUBLE_LOAD_SECONDS: "75" },
         };

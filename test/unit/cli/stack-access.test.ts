@@ -7,7 +7,8 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { logTarget } from "../../../cli/commands/logs";
-import { clusterView, sshArgvFor, stackAccess } from "../../../cli/stack-access";
+import { clusterView, stackAccess } from "../../../cli/stack-access";
+import { hostArgv as sshArgvFor } from "../../../components/transport";
 import { checkStackFile } from "../../../components/config/stack-file";
 import type { ReprobenchConfig } from "../../../components/config/schema";
 

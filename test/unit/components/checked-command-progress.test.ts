@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkedCommandProvider as provider, progressLine } from "../../../components/checked-command";
-import type { HostConnection } from "../../../components/ssh";
+import type { HostConnection } from "../../../components/transport";
 
 /* eslint-disable @typescript-eslint/no-require-imports -- the generated gRPC modules have no typings */
 const grpc = require("@grpc/grpc-js");

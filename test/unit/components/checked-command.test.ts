@@ -6,10 +6,10 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { checkedCommandProvider as provider, loginRecordFile, splitCheck } from "../../../components/checked-command";
-import { recordLogin } from "../../../components/ssh";
+import { checkedCommandProvider as provider, splitCheck } from "../../../components/checked-command";
+import { loginRecordFile, recordLogin } from "../../../components/transport";
 import { type JavaScriptValue, Struct } from "google-protobuf/google/protobuf/struct_pb";
-import type { HostConnection } from "../../../components/ssh";
+import type { HostConnection } from "../../../components/transport";
 import { type Sshd, freePort, keyPair, sshdAvailable, startSshd } from "../../helpers/sshd";
 import { rejection } from "../../helpers/rejection";
 

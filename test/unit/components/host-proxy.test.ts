@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { secretMasker } from "../../../components/checked-command";
+import { secretMasker } from "../../../components/transport";
 import { daemonScriptEnv } from "../../../components/docker-daemon";
 import { daemonProxies, proxiesDigest, proxyEnvironment, proxyUrlProblem, redactProxyUrl } from "../../../components/host-proxy";
 import { scriptWithEnv } from "../../../components/host-script";

@@ -1,4 +1,4 @@
-// /server_info on its way into the stack outputs (SglangWorker.serverInfo) and the run manifest: real SGLang
+// /server_info on its way into the stack outputs (ModelServer.serverInfo) and the run manifest: real SGLang
 // echoes api_key, admin_api_key and ssl_keyfile_password (sgl-project/sglang#30166, #37499); none of them,
 // nor the key's value anywhere else, may be recorded.
 import { describe, expect, it } from "vitest";

@@ -1,7 +1,7 @@
 // The router's pure parts, built from the committed stack files: seed 000's docker options and
 // launch_router argv (lines 585–620), every DP rank it must list, and ONE --worker-urls with every URL
 // (sglang-router 0.3.2 keeps only the last list when the flag repeats). The router gets each worker's URL
-// and DP size from SglangWorker (url, dpSize = the worker's resolved settings); `workersOf` builds the same.
+// and DP size from ModelServer (url, dpSize = the worker's resolved settings); `workersOf` builds the same.
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ReprobenchConfig, formatProblems, hostsWithRole, parseConfig, readStackFile, routerCommand, routerSettings, workerSettings } from "../../../components/config";
@@ -35,7 +35,7 @@ function a100WithWorkerC(edit?: (raw: Record<string, unknown>) => void): Reprobe
   });
 }
 
-/** The workers as the router sees them (SglangWorker.url and .dpSize), in host order. */
+/** The workers as the router sees them (ModelServer.url and .dpSize), in host order. */
 function workersOf(c: ReprobenchConfig): RouterWorker[] {
   return hostsWithRole(c, "worker").map((h) => {
     const s = workerSettings(c, h.name);
@@ -92,7 +92,7 @@ describe("routerContainerSpec", () => {
   it("mountModel: false drops the volume; the mount follows sglang.modelPath/modelMountPath", () => {
     expect(specOf(stack("a100", (raw) => merge(raw, "router", { mountModel: false }))).mounts).toEqual([]);
     expect(specOf(stack("local")).mounts).toEqual([{ type: "bind", source: "/var/lib/reprobench/models/sim-placeholder", target: "/models/Qwen3.8-27B", readOnly: true }]);
-    expect(specOf(stack("a100", (raw) => merge(raw, "sglang", { modelPath: "/data/m", modelMountPath: "/m" }))).mounts).toEqual([{ type: "bind", source: "/data/m", target: "/m", readOnly: true }]);
+    expect(specOf(stack("a100", (raw) => merge(raw, "modelServer", { modelPath: "/data/m", modelMountPath: "/m" }))).mounts).toEqual([{ type: "bind", source: "/data/m", target: "/m", readOnly: true }]);
   });
 
   it("renders integer ulimits as soft = hard and keeps the env order", () => {
@@ -132,7 +132,7 @@ describe("expectedRouterWorkers", () => {
 
   it("is Σ over worker hosts of each host's own dp (per-host dp and port overrides)", () => {
     const c = a100WithWorkerC((raw) =>
-      merge(raw, "sglang", { overrides: { "worker-b": { dp: 1, tp: 8 }, "worker-c": { port: 30101, dp: 1 } } }),
+      merge(raw, "modelServer", { overrides: { "worker-b": { dp: 1, tp: 8 }, "worker-c": { port: 30101, dp: 1 } } }),
     );
     expect(expectedOf(c)).toEqual([
       "http://10.0.0.11:30001@0",
@@ -266,7 +266,7 @@ describe("routerSettings (image, user) and what a config change does to the rout
   });
 
   it("an unset router.image follows sglang.image", () => {
-    expect(routerSettings(stack("a100", (raw) => merge(raw, "sglang", { image: "lmsysorg/sglang:v0.5.9-runtime" }))).image).toBe("lmsysorg/sglang:v0.5.9-runtime");
+    expect(routerSettings(stack("a100", (raw) => merge(raw, "modelServer", { image: "lmsysorg/sglang:v0.5.9-runtime" }))).image).toBe("lmsysorg/sglang:v0.5.9-runtime");
   });
 
   it("the spec is stable across re-parsing", () => {
@@ -282,8 +282,8 @@ describe("routerSettings (image, user) and what a config change does to the rout
     ["router.env", { router: { env: { HOME: "/root" } } }],
     ["router.mountModel", { router: { mountModel: false } }],
     ["router.extraArgs", { router: { extraArgs: ["--log-level", "debug"] } }],
-    ["sglang.port (every worker URL moves)", { sglang: { port: 30002 } }],
-    ["sglang.modelPath (the mounted tokenizer)", { sglang: { modelPath: "/data/m" } }],
+    ["sglang.port (every worker URL moves)", { modelServer: { port: 30002 } }],
+    ["sglang.modelPath (the mounted tokenizer)", { modelServer: { modelPath: "/data/m" } }],
   ] as [string, Record<string, Record<string, unknown>>][])("changing %s changes the container spec", (_what, edits) => {
     const c = stack("a100", (raw) => Object.entries(edits).forEach(([k, v]) => merge(raw, k, v)));
     expect(specOf(c)).not.toEqual(specOf(a100));
@@ -296,8 +296,8 @@ describe("routerSettings (image, user) and what a config change does to the rout
   });
 
   it.each([
-    ["sglang.readyTimeoutMinutes", { sglang: { readyTimeoutMinutes: 90 } }],
-    ["sglang.maxRunningRequests", { sglang: { maxRunningRequests: 4 } }],
+    ["sglang.readyTimeoutMinutes", { modelServer: { readyTimeoutMinutes: 90 } }],
+    ["sglang.maxRunningRequests", { modelServer: { maxRunningRequests: 4 } }],
     ["docker.verifyNetworks", { docker: { verifyNetworks: 8 } }],
   ] as [string, Record<string, Record<string, unknown>>][])("changing %s leaves the router's container alone", (_what, edits) => {
     const c = stack("a100", (raw) => Object.entries(edits).forEach(([k, v]) => merge(raw, k, v)));

@@ -4,7 +4,7 @@
 // only that host's worker.
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type ReprobenchConfig, type ResolvedSglangSettings, formatProblems, parseConfig, readStackFile, sglangCommand, workerSettings } from "../../../components/config";
+import { type ReprobenchConfig, type ResolvedModelServerSettings, formatProblems, parseConfig, readStackFile, sglangCommand, workerSettings } from "../../../components/config";
 import { envPrelude, hostScript } from "../../../components/host-script";
 import { MANAGED_LABEL, ROLE_LABEL, apiKeyEntrypoint } from "../../../components/container-spec";
 import { expectedServerInfo } from "../../../components/model-server";
@@ -24,7 +24,7 @@ function stack(name: "a100" | "local" | "gpt-oss-20b", edit?: (raw: Record<strin
 
 /** Same stack with extra sglang keys merged in. */
 function withSglang(name: "a100" | "local", sglang: Record<string, unknown>): ReprobenchConfig {
-  return stack(name, (raw) => (raw.sglang = { ...(raw.sglang as object), ...sglang }));
+  return stack(name, (raw) => (raw.modelServer = { ...(raw.modelServer as object), ...sglang }));
 }
 
 /** Keys whose values differ between two flat records. */
@@ -243,7 +243,7 @@ describe("what a config change does to the container", () => {
 
   it("changing sglang.servedModelName (with run.modelName to match) changes the spec", () => {
     const c = stack("a100", (raw) => {
-      raw.sglang = { ...(raw.sglang as object), servedModelName: "qwen" };
+      raw.modelServer = { ...(raw.modelServer as object), servedModelName: "qwen" };
       raw.run = { ...(raw.run as object), modelName: "openai/qwen" };
     });
     expect(spec(c)).not.toEqual(spec(a100));
@@ -256,7 +256,7 @@ describe("what a config change does to the container", () => {
 
   // …and nothing else may (a needless change restarts a 45-minute model load).
   it.each([
-    ["sglang.readyTimeoutMinutes", (raw: Record<string, unknown>) => (raw.sglang = { ...(raw.sglang as object), readyTimeoutMinutes: 90 })],
+    ["modelServer.readyTimeoutMinutes", (raw: Record<string, unknown>) => (raw.modelServer = { ...(raw.modelServer as object), readyTimeoutMinutes: 90 })],
     ["router.policy", (raw: Record<string, unknown>) => (raw.router = { policy: "round_robin" })],
     ["docker.verifyNetworks", (raw: Record<string, unknown>) => (raw.docker = { verifyNetworks: 8 })],
     ["run.nConcurrentTrials", (raw: Record<string, unknown>) => (raw.run = { ...(raw.run as object), nConcurrentTrials: 30 })],
@@ -310,7 +310,7 @@ describe("per-host overrides (sglang.overrides.<host>)", () => {
 
 describe("ResolvedSglangSettings edits (no parser in between)", () => {
   it("workerContainerSpec reads only the settings it is given", () => {
-    const s: ResolvedSglangSettings = { ...workerSettings(stack("a100"), "worker-a"), gpus: "none", stopTimeoutSecs: 0, ulimits: {}, env: {} };
+    const s: ResolvedModelServerSettings = { ...workerSettings(stack("a100"), "worker-a"), gpus: "none", stopTimeoutSecs: 0, ulimits: {}, env: {} };
     expect(workerContainerSpec(s)).toEqual({
       name: "qwen38-worker-a",
       command: seedServe("10.0.0.11"),

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { checkedCommandProvider as provider, remoteInvocation } from "../../../components/checked-command";
 import { bashCommand, hostScript, rootCommand, rootShell, scriptWithEnv } from "../../../components/host-script";
-import type { HostConnection } from "../../../components/ssh";
+import type { HostConnection } from "../../../components/transport";
 import { type Sshd, keyPair, sshdAvailable, startSshd } from "../../helpers/sshd";
 import { rejection } from "../../helpers/rejection";
 

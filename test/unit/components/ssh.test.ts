@@ -5,7 +5,7 @@ import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, wr
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { dockerHostUrl, knownHostsLine, sshMaterialDir, sshOptions, writeSshMaterial } from "../../../components/ssh";
+import { dockerHostUrl, knownHostsLine, sshMaterialDir, sshOptions, writeSshMaterial } from "../../../components/transport";
 import { FAKE_PEM, HOST_KEY_A, HOST_KEY_B } from "../config/helpers";
 
 let dirs: string[] = [];

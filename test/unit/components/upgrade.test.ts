@@ -7,8 +7,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkedCommandDiff, checkedCommandProvider, loginRecordFile } from "../../../components/checked-command";
-import { type HostConnection, recordLogin } from "../../../components/ssh";
+import { checkedCommandDiff, checkedCommandProvider } from "../../../components/checked-command";
+import { type HostConnection, loginRecordFile, recordLogin } from "../../../components/transport";
 import { repoRoot } from "../../helpers/project";
 
 interface FixtureResource {

@@ -52,7 +52,7 @@ describe("reprobench config", () => {
     const r = await run(["show", join(FIXTURES, "good", "base-real.yaml")]);
     expect(r.code).toBe(0);
     const shown = JSON.parse(r.out);
-    expect(shown.sglang.tp).toBe(4);
+    expect(shown.modelServer.tp).toBe(4);
     expect(shown.sshPrivateKeys).toEqual({ default: "[secret]" });
     expect(shown.proxyUpstream).toBe("[secret]");
   });

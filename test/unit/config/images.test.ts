@@ -13,22 +13,22 @@ function config(path: string, edit?: (raw: Record<string, unknown>) => void): Re
 
 describe("mutableImageRefs", () => {
   it("names seed 000's latest-runtime tag once (the router runs the same image)", () => {
-    expect(mutableImageRefs(config("Pulumi.a100.yaml"))).toEqual([{ key: "reprobench:sglang.image", ref: "lmsysorg/sglang:latest-runtime" }]);
+    expect(mutableImageRefs(config("Pulumi.a100.yaml"))).toEqual([{ key: "reprobench:modelServer.image", ref: "lmsysorg/sglang:latest-runtime" }]);
   });
 
   it("a digest pins the image: nothing to warn about", () => {
     const pinned = `lmsysorg/sglang@sha256:${"a".repeat(64)}`;
-    expect(mutableImageRefs(config("Pulumi.a100.yaml", (raw) => ((raw.sglang as Record<string, unknown>).image = pinned)))).toEqual([]);
+    expect(mutableImageRefs(config("Pulumi.a100.yaml", (raw) => ((raw.modelServer as Record<string, unknown>).image = pinned)))).toEqual([]);
   });
 
   it("a router image of its own and a per-host override are named under their own keys", () => {
     const c = config("Pulumi.a100.yaml", (raw) => {
       raw.router = { image: "lmsysorg/sglang-router:v0.3.2" };
-      (raw.sglang as Record<string, unknown>).overrides = { "worker-b": { image: "lmsysorg/sglang:v0.5.23" } };
+      (raw.modelServer as Record<string, unknown>).overrides = { "worker-b": { image: "lmsysorg/sglang:v0.5.23" } };
     });
     expect(mutableImageRefs(c).map((r) => r.key)).toEqual([
-      "reprobench:sglang.image",
-      "reprobench:sglang.overrides.worker-b.image",
+      "reprobench:modelServer.image",
+      "reprobench:modelServer.overrides.worker-b.image",
       "reprobench:router.image",
     ]);
   });

@@ -47,10 +47,10 @@ describe("rawFromPulumiConfig", () => {
         "reprobench:environment": "sim",
         "reprobench:hosts": '[{"name":"a"}]',
         "reprobench:proxyUpstream": "http://127.0.0.1:27890",
-        "reprobench:sglang": "{not json",
+        "reprobench:modelServer": "{not json",
         "aws:region": "x",
       }),
-    ).toEqual({ environment: "sim", hosts: [{ name: "a" }], proxyUpstream: "http://127.0.0.1:27890", sglang: "{not json" });
+    ).toEqual({ environment: "sim", hosts: [{ name: "a" }], proxyUpstream: "http://127.0.0.1:27890", modelServer: "{not json" });
   });
 });
 

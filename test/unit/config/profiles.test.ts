@@ -14,7 +14,7 @@ import { harborArgv, launchScriptEnv } from "../../../components/benchmark-run";
 import { type ModelBridgeSettings, modelBridgeScriptEnv } from "../../../components/model-bridge";
 import { expectedRouterWorkers } from "../../../components/sglang-router";
 import { SECRET_PLACEHOLDER, apiBase, containerApiBase, hostsWithRole, modelEndpoint, parseConfig, readStackFile, routerCommand, routerSettings, serverCommand, usesModelBridge, workerSettings, type ReprobenchConfig } from "../../../components/config";
-import { HF_SANDBOX_PIPEFAIL_FIX, compareHarborVersions } from "../../../components/config/parse";
+import { HF_SANDBOX_PIPEFAIL_FIX, compareHarborVersions } from "../../../components/config/rules/profiles";
 import { REPO, minimalRealConfig } from "./helpers";
 import { execArgv } from "../../helpers/entrypoint";
 
@@ -131,8 +131,8 @@ describe("seed 003: SGLang FP8 on one H200 (Pulumi.h200-fp8.yaml)", () => {
     expect(jobConfigObject(config, apiBase(config))).toMatchObject({ n_concurrent_trials: 3, agent_timeout_multiplier: 4 });
   });
 
-  it("sglang.enableThinking false is seed 002 Run 3's --default-chat-template-kwargs, checked after start", () => {
-    const off = workerSettings(stack("h200-fp8", (r) => (r.sglang.enableThinking = false)), "h200");
+  it("modelServer.enableThinking false is seed 002 Run 3's --default-chat-template-kwargs, checked after start", () => {
+    const off = workerSettings(stack("h200-fp8", (r) => (r.modelServer.enableThinking = false)), "h200");
     const value = argvFlags(serverCommand(off)).get("--default-chat-template-kwargs")!;
     expect(`--default-chat-template-kwargs '${value}'`).toBe(SEED_002_THINKING_OFF);
     expect(JSON.parse(value)).toEqual({ enable_thinking: false });
@@ -168,13 +168,13 @@ describe("seed 002 Run 2: vLLM gpt-oss-20b (Pulumi.gpt-oss-20b.yaml)", () => {
   it("gates on /v1/models (vLLM has no /server_info)", () => {
     expect(expectedVllmModel(s)).toEqual({ id: "openai/gpt-oss-20b", owned_by: "vllm" });
     expect(JSON.parse(workerGateEnv(s).EXPECTED_JSON)).toEqual({ id: "openai/gpt-oss-20b", owned_by: "vllm" });
-    const withContext = workerSettings(stack("gpt-oss-20b", (r) => (r.sglang.contextLength = 131072)), "l40s");
+    const withContext = workerSettings(stack("gpt-oss-20b", (r) => (r.modelServer.contextLength = 131072)), "l40s");
     expect(expectedVllmModel(withContext).max_model_len).toBe(131072);
     expect(argvFlags(serverCommand(withContext)).get("--max-model-len")).toBe("131072");
   });
 
   it("tool-call parser brings --enable-auto-tool-choice (vLLM refuses the parser alone)", () => {
-    const argv = serverCommand(workerSettings(stack("gpt-oss-20b", (r) => (r.sglang.toolCallParser = "openai")), "l40s"));
+    const argv = serverCommand(workerSettings(stack("gpt-oss-20b", (r) => (r.modelServer.toolCallParser = "openai")), "l40s"));
     expect(argv.slice(argv.indexOf("--tool-call-parser"), argv.indexOf("--tool-call-parser") + 3)).toEqual(["--tool-call-parser", "openai", "--enable-auto-tool-choice"]);
   });
 
@@ -185,12 +185,12 @@ describe("seed 002 Run 2: vLLM gpt-oss-20b (Pulumi.gpt-oss-20b.yaml)", () => {
   it("several vLLM workers behind sglang-router: no --dp-aware, one URL per worker (the engine's defaults)", () => {
     const two = parse({
       ...minimalRealConfig(),
-      sglang: { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" },
+      modelServer: { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" },
       router: { image: "lmsysorg/sglang:v0.5.23-runtime" },
     });
     if (!two.ok) throw new Error(JSON.stringify(two.problems));
     expect(two.config.router.dpAware).toBe(false);
-    expect(two.config.sglang.maxMambaCacheSize).toBe(null);
+    expect(two.config.modelServer.maxMambaCacheSize).toBe(null);
     expect(routerCommand(two.config)).not.toContain("--dp-aware");
     const router = routerSettings(two.config);
     const workers = hostsWithRole(two.config, "worker").map((h) => ({ url: workerSettings(two.config, h.name).url, dpSize: workerSettings(two.config, h.name).dp }));
@@ -203,12 +203,12 @@ describe("seed 002 Run 2: vLLM gpt-oss-20b (Pulumi.gpt-oss-20b.yaml)", () => {
 
 describe("rules for the engine and the router", () => {
   it.each([
-    ["dpAware with vLLM", (r: Loose) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" }; r.router = { image: "lmsysorg/sglang:v0.5.23-runtime", dpAware: true }; }, "reprobench:router.dpAware", /server_info/],
-    ["no router image with vLLM", (r: Loose) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" }; }, "reprobench:router.image", /no router/],
-    ["an SGLang-only flag with vLLM", (r: Loose) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null, attentionBackend: "flashinfer" }; r.router = { enabled: true, dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.attentionBackend", /no vLLM equivalent/],
-    ["a mamba cache size with vLLM", (r: Loose) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: 25 }; r.router = { image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.maxMambaCacheSize", /null for sglang.engine vllm/],
-    ["an SGLang launcher with vLLM", (r: Loose) => { r.sglang = { engine: "vllm", launcher: "sglang serve", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null }; r.router = { dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.launcher", /"vllm serve"/],
-    ["a vLLM-managed flag in extraArgs", (r: Loose) => { r.sglang = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null, extraArgs: ["--max-model-len=4096"] }; r.router = { dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:sglang.extraArgs[0]", /managed/],
+    ["dpAware with vLLM", (r: Loose) => { r.modelServer = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" }; r.router = { image: "lmsysorg/sglang:v0.5.23-runtime", dpAware: true }; }, "reprobench:router.dpAware", /server_info/],
+    ["no router image with vLLM", (r: Loose) => { r.modelServer = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0" }; }, "reprobench:router.image", /no router/],
+    ["an SGLang-only flag with vLLM", (r: Loose) => { r.modelServer = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null, attentionBackend: "flashinfer" }; r.router = { enabled: true, dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:modelServer.attentionBackend", /no vLLM equivalent/],
+    ["a mamba cache size with vLLM", (r: Loose) => { r.modelServer = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: 25 }; r.router = { image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:modelServer.maxMambaCacheSize", /null for modelServer.engine vllm/],
+    ["an SGLang launcher with vLLM", (r: Loose) => { r.modelServer = { engine: "vllm", launcher: "sglang serve", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null }; r.router = { dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:modelServer.launcher", /"vllm serve"/],
+    ["a vLLM-managed flag in extraArgs", (r: Loose) => { r.modelServer = { engine: "vllm", image: "vllm/vllm-openai:v0.11.0", maxMambaCacheSize: null, extraArgs: ["--max-model-len=4096"] }; r.router = { dpAware: false, image: "lmsysorg/sglang:v0.5.23-runtime" }; }, "reprobench:modelServer.extraArgs[0]", /managed/],
     ["a router role with the router off", (r: Loose) => { r.router = { enabled: false }; }, "reprobench:hosts[1].roles", /router.enabled is false/],
   ])("refuses %s", (_what, edit, key, message) => {
     const raw = minimalRealConfig() as Loose;

@@ -9,7 +9,7 @@ function problemsOf(raw: Record<string, unknown>, requireSecrets = true): Config
 }
 
 function withOverrides(overrides: Record<string, unknown>) {
-  return { ...minimalRealConfig(), sglang: { overrides } };
+  return { ...minimalRealConfig(), modelServer: { overrides } };
 }
 
 describe("per-worker overrides", () => {
@@ -41,8 +41,8 @@ describe("per-worker overrides", () => {
   it("an override naming a host without the worker role is refused", () => {
     const raw = minimalRealConfig();
     (raw.hosts as { roles: string[] }[])[1].roles = ["router", "runner"];
-    const problems = problemsOf({ ...raw, sglang: { overrides: { "worker-b": { tp: 2 } } } });
-    expect(problems).toContainEqual({ key: "reprobench:sglang.overrides.worker-b", message: expect.stringContaining("a host without the worker role") });
+    const problems = problemsOf({ ...raw, modelServer: { overrides: { "worker-b": { tp: 2 } } } });
+    expect(problems).toContainEqual({ key: "reprobench:modelServer.overrides.worker-b", message: expect.stringContaining("a host without the worker role") });
   });
 
   it("tp×dp is checked against each host's GPUs with its override applied", () => {
@@ -54,19 +54,19 @@ describe("per-worker overrides", () => {
 });
 
 describe("environments", () => {
-  it("sim accepts hosts with 0 GPUs when sglang.gpus is none", () => {
+  it("sim accepts hosts with 0 GPUs when modelServer.gpus is none", () => {
     const raw = minimalRealConfig();
     for (const h of raw.hosts as { gpus: number }[]) h.gpus = 0;
-    expect(problemsOf({ ...raw, environment: "sim", sglang: { gpus: "none" } })).toEqual([]);
-    expect(problemsOf({ ...raw, environment: "real", sglang: { gpus: "none" } }).map((p) => p.key)).toContain("reprobench:hosts[0].gpus");
+    expect(problemsOf({ ...raw, environment: "sim", modelServer: { gpus: "none" } })).toEqual([]);
+    expect(problemsOf({ ...raw, environment: "real", modelServer: { gpus: "none" } }).map((p) => p.key)).toContain("reprobench:hosts[0].gpus");
   });
 });
 
 describe("problem reporting", () => {
   it("reports every independent schema problem at once, one per key", () => {
     const raw = minimalRealConfig();
-    const problems = problemsOf({ ...raw, sglang: { tp: "four", port: 0 }, router: { policy: "fastest" }, harbor: { wheelSha256: "x" } });
-    expect(problems.map((p) => p.key).sort()).toEqual(["reprobench:harbor.wheelSha256", "reprobench:router.policy", "reprobench:sglang.port", "reprobench:sglang.tp"]);
+    const problems = problemsOf({ ...raw, modelServer: { tp: "four", port: 0 }, router: { policy: "fastest" }, harbor: { wheelSha256: "x" } });
+    expect(problems.map((p) => p.key).sort()).toEqual(["reprobench:harbor.wheelSha256", "reprobench:modelServer.port", "reprobench:modelServer.tp", "reprobench:router.policy"]);
   });
 
   it("reports several cross-field problems at once", () => {

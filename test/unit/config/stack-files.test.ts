@@ -86,7 +86,7 @@ describe("stack files", () => {
     const prod = parseStack("prod", true);
     const dev = parseStack("dev", true);
     expect(dev.hosts).toEqual(prod.hosts);
-    expect(dev.sglang).toEqual(prod.sglang);
+    expect(dev.modelServer).toEqual(prod.modelServer);
     expect(dev.router).toEqual(prod.router);
     expect(dev.run.agentTimeoutMultiplier).toBe(3);
     const selected = dev.run.taskFilter.nTasks ?? dev.run.taskFilter.include.length;
@@ -114,8 +114,8 @@ describe("stack files", () => {
         roles: ["worker", "router", "runner"],
       },
     ]);
-    expect(c.sglang).toMatchObject({ image: "registry.sim:5000/reprobench/sglang-double:latest", gpus: "none", tp: 4, dp: 2 });
-    expect(c.router.image).toBe(c.sglang.image);
+    expect(c.modelServer).toMatchObject({ image: "registry.sim:5000/reprobench/sglang-double:latest", gpus: "none", tp: 4, dp: 2 });
+    expect(c.router.image).toBe(c.modelServer.image);
     expect(c.harbor).toMatchObject({ datasetRepo: "http://git.sim/terminal-bench-sim.git", expectedTaskCount: 3, jobsDir: "/var/lib/reprobench/jobs", indexUrl: "http://pypi.sim/simple/", pipFindLinks: null });
     // The local file needs no encrypted secrets at all: keys and worker-a's proxy URL come from .sim/, the
     // other proxy URLs have no credentials.

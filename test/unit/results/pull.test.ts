@@ -2,7 +2,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pullWithTar } from "../../../cli/commands/pull";
-import { filesToFetch, parseListing, remoteListArgv, rsyncArgv, shellQuote, sshArgv, validatePull } from "../../../results/pull";
+import { shellQuote } from "../../../components/transport";
+import { filesToFetch, parseListing, remoteListArgv, rsyncArgv, sshArgv, validatePull } from "../../../results/pull";
 import { at, tempDir, writeJob } from "../../fixtures/results/build";
 
 const base = { target: "runner@10.0.0.12", remoteDir: "/srv/tb21/results/job 1/", localDir: "/tmp/pulled" };

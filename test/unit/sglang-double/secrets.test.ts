@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { secretMasker } from "../../../components/checked-command";
+import { secretMasker } from "../../../components/transport";
 import { scriptWithEnv } from "../../../components/host-script";
 import { freePort, repoRoot, scenariosDir, seed000WorkerFlags, startDouble, startVllmDouble, waitReady, type RunningDouble } from "./harness";
 

@@ -1,0 +1,394 @@
+import { existsSync, readFileSync } from "node:fs";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import * as random from "@pulumi/random";
+import { BenchmarkRun } from "./benchmark-run";
+import { ClusterGuard } from "./cluster-guard";
+import {
+  type LoadedConfig, type ReprobenchConfig, SECRET_PLACEHOLDER, apiBase, bridgeSettings, hostDaemonProxies, hostProxyEnv, hostRegistryEnv, hostsWithRole, modelBridgeSettings, mutableImageRefs,
+  pullQuotaSettings, registryMirrors, renderJobConfig, resolveClusterConfig, routerSettings, runSettings, soleHostWithRole, sshConnection, usesModelBridge, workerSettings,
+} from "./config";
+import { DockerDaemonConfig } from "./docker-daemon";
+import { HarborRunner, type HarborInstallReport } from "./harbor-runner";
+import type { ClusterHost } from "./host";
+import { type ClusterOwner, HostAccess, HostRights } from "./host-access";
+import { ModelBridge } from "./model-bridge";
+import { ProxyBridge } from "./proxy-bridge";
+import { daemonRegistryMirrors } from "./registry-access";
+import { type RestartGuardSettings, restartGuardHook } from "./restart-guard";
+import { SglangRouter } from "./sglang-router";
+import { ModelServer } from "./sglang-worker";
+import type { HostConnection } from "./transport";
+import { type DatasetReport, TaskDataset } from "./task-dataset";
+import { TaskImages, type TaskImagesReport } from "./task-images";
+import { ToolBundle } from "./tool-bundle";
+
+/** The cluster's secrets, by the settings key each replaces; secret Outputs or plain strings (made secret here). */
+export interface BenchClusterSecrets {
+  /** Host name (or "default") → OpenSSH private key (PEM). */
+  readonly sshPrivateKeys?: Record<string, pulumi.Input<string>>;
+  /** The runner's upstream proxy URL (may carry credentials). */
+  readonly proxyUpstream?: pulumi.Input<string>;
+  /** Hugging Face token (hf-sandbox runs). */
+  readonly hfToken?: pulumi.Input<string>;
+  /** Host name (or "default") → the host's proxy URL (hosts[].proxy). */
+  readonly proxyUrls?: Record<string, pulumi.Input<string>>;
+  /** Registry host → password or access token of its registries[] account. */
+  readonly registryPasswords?: Record<string, pulumi.Input<string>>;
+}
+
+export interface BenchClusterArgs {
+  /**
+   * The cluster's settings, as a stack file's `reprobench:*` keys hold them without the namespace (hosts,
+   * modelServer, router, docker, proxy, toolBundle, harbor, run, registries, …), plain data. Validated as
+   * `reprobench config validate` validates a stack file: one error listing every problem.
+   */
+  readonly settings: Record<string, unknown>;
+  /** The secrets (never put them in `settings`). */
+  readonly secrets?: BenchClusterSecrets;
+  /** Where relative key, host key and dataset paths in the settings resolve from (default: the Pulumi project directory). */
+  readonly projectDir?: string;
+  /** "<project>.<stack>" that owns the cluster (default: this program's project and stack). */
+  readonly stackId?: string;
+  /** The toolkit version recorded in the run manifest (default: this package's). */
+  readonly toolkitVersion?: string;
+}
+
+/** Inputs a job on this cluster needs, read from it: what a BenchmarkRun of another stack is given. */
+export interface ClusterHandle {
+  /** The hosts, by name. */
+  readonly hosts: Record<string, ClusterHost>;
+  /** The runner's name. */
+  readonly runner: string;
+  /** The workers' and router's shared API key (secret). */
+  readonly apiKey: pulumi.Input<string>;
+  readonly install: pulumi.Input<HarborInstallReport>;
+  readonly dataset: pulumi.Input<Record<string, unknown>>;
+  readonly images: pulumi.Input<TaskImagesReport>;
+  /** Worker host → /server_info text. */
+  readonly workerServerInfo: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** Server and router images as pulled (name@sha256:…), keyed by role and host. */
+  readonly serverImages: pulumi.Input<Record<string, pulumi.Input<string>>>;
+}
+
+/** The settings with each secret given replaced: a plain string by itself (validated), an Output by the placeholder. */
+export function settingsWithSecrets(settings: Record<string, unknown>, secrets: BenchClusterSecrets = {}): Record<string, unknown> {
+  const raw: Record<string, unknown> = { ...settings };
+  const plainOrPlaceholder = (v: pulumi.Input<string>) => (typeof v === "string" ? v : SECRET_PLACEHOLDER);
+  for (const key of ["sshPrivateKeys", "proxyUrls", "registryPasswords"] as const) {
+    const given = secrets[key];
+    if (given !== undefined) raw[key] = Object.fromEntries(Object.entries(given).map(([k, v]) => [k, plainOrPlaceholder(v)]));
+  }
+  for (const key of ["proxyUpstream", "hfToken"] as const) {
+    const given = secrets[key];
+    if (given !== undefined) raw[key] = plainOrPlaceholder(given);
+  }
+  return raw;
+}
+
+/**
+ * The resolved config of BenchCluster's args: validated, the files they name read, and every secret a
+ * secret Output — those given as Outputs (a Python program's) taking the place of their placeholders.
+ */
+export function clusterConfigOf(args: BenchClusterArgs, options: { projectDir: string; requireSecrets: boolean; warn: (m: string) => void }): LoadedConfig {
+  const loaded = resolveClusterConfig(settingsWithSecrets(args.settings, args.secrets), options);
+  const given = args.secrets ?? {};
+  const { config } = loaded;
+  const secret = (v: pulumi.Input<string>) => pulumi.secret(v);
+  const pick = (map: Record<string, pulumi.Input<string>> | undefined, host: string) => map?.[host] ?? map?.default;
+  const sshPrivateKey = { ...loaded.secrets.sshPrivateKey };
+  for (const host of config.hosts) {
+    const key = given.sshPrivateKeys?.[host.name] ?? (host.ssh.privateKeyFile === undefined ? given.sshPrivateKeys?.default : undefined);
+    if (key !== undefined && typeof key !== "string") sshPrivateKey[host.name] = secret(key);
+  }
+  const proxyUrl = { ...(loaded.secrets.proxyUrl ?? {}) };
+  for (const host of config.hosts) {
+    const url = host.proxy !== undefined && host.proxy.url === undefined && host.proxy.urlFile === undefined ? pick(given.proxyUrls, host.name) : undefined;
+    if (url !== undefined && typeof url !== "string") proxyUrl[host.name] = secret(url);
+  }
+  const dynamicPasswords = Object.entries(given.registryPasswords ?? {}).filter(([, v]) => typeof v !== "string");
+  const registryLogins = dynamicPasswords.length === 0
+    ? loaded.secrets.registryLogins
+    : pulumi.secret(pulumi.all([loaded.secrets.registryLogins ?? [], pulumi.all(Object.fromEntries(dynamicPasswords))]).apply(([logins, passwords]) => [
+        ...logins,
+        ...config.registries.filter((r) => r.username !== null && passwords[r.host] !== undefined && r.passwordFile === undefined).map((r) => ({ registry: r.host, username: r.username as string, password: passwords[r.host] })),
+      ]));
+  const upstream = given.proxyUpstream !== undefined && typeof given.proxyUpstream !== "string" ? secret(given.proxyUpstream) : loaded.secrets.proxyUpstream;
+  const hfToken = given.hfToken !== undefined && typeof given.hfToken !== "string" ? secret(given.hfToken) : loaded.secrets.hfToken;
+  return { ...loaded, secrets: { sshPrivateKey, proxyUpstream: upstream, hfToken, proxyUrl, registryLogins } };
+}
+
+/**
+ * A whole benchmark cluster (seed 000's order): every host claimed for this stack, daemon.json's pools,
+ * the proxy bridge and the tool bundle on the runner, the model servers (each gated on /health and
+ * /server_info), the router over all of them, Harbor with the dataset and the task images, and its own
+ * job when run.enabled. Each host gets one handle (`hosts`), made once, that every part placed on it takes.
+ *
+ * The parts keep the names they had when the reprobench program registered them at the top level (and
+ * are aliased there), so a stack brought up before this component existed replaces nothing.
+ */
+export class BenchCluster extends pulumi.ComponentResource {
+  /** The host handles, by host name. */
+  public readonly hosts: Record<string, ClusterHost>;
+  /** The validated settings (secrets as placeholders). */
+  public readonly config: ReprobenchConfig;
+  /** The model servers, by worker host name. */
+  public readonly workers: Record<string, ModelServer>;
+  public readonly router?: SglangRouter;
+  public readonly proxyBridge?: ProxyBridge;
+  public readonly toolBundle?: ToolBundle;
+  public readonly harbor?: HarborRunner;
+  public readonly taskDataset?: TaskDataset;
+  public readonly taskImages?: TaskImages;
+  public readonly modelBridge?: ModelBridge;
+  /** This cluster's own job (run.enabled). */
+  public readonly benchmark?: BenchmarkRun;
+  /** The owning stack, recorded on every host. */
+  public readonly owner: pulumi.Output<ClusterOwner>;
+  /** The API key every worker and the router share (secret). */
+  public readonly apiKey: pulumi.Output<string>;
+  /** The model endpoint Harbor's agents use (the router's, or the single worker's). */
+  public readonly modelApiBase: string;
+  /** Server and router images as pulled (name@sha256:…), keyed by role and host. */
+  public readonly serverImages: pulumi.Output<Record<string, string>>;
+  /** Every host's SSH connection (secret): what run stacks on this cluster reach the hosts with. */
+  public readonly hostConnections: pulumi.Output<HostConnection[]>;
+  /** The runner's proxy variables and registry accounts (secret), for a run stack's own dataset and pre-pull. */
+  public readonly runnerPullEnv?: pulumi.Output<{ proxy: Record<string, string>; registry: Record<string, string> }>;
+  /** What a job of this cluster is given (BenchmarkRun), from this cluster's parts; absent without Harbor. */
+  public readonly handle?: ClusterHandle;
+  /** Harbor's job config as rendered for this cluster's own run (run.enabled). */
+  public readonly jobConfig?: string;
+
+  constructor(name: string, args: BenchClusterArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("reprobench:cluster:BenchCluster", name, {}, opts);
+    const project = pulumi.getProject();
+    const stack = pulumi.getStack();
+    const stackId = args.stackId ?? `${project}.${stack}`;
+    const loaded = clusterConfigOf(args, {
+      projectDir: args.projectDir ?? (pulumi.runtime.getRootDirectory() || process.cwd()),
+      requireSecrets: !pulumi.runtime.isDryRun(),
+      warn: (m) => void pulumi.log.warn(m, this),
+    });
+    const { config } = loaded;
+    this.config = config;
+    // Where the parts were when the reprobench program registered them at the top level (no parent).
+    const formerTop: pulumi.Alias[] = [{ parent: undefined }];
+    const child = (more: pulumi.CustomResourceOptions = {}): pulumi.CustomResourceOptions => ({ parent: this, aliases: formerTop, ...more });
+
+    // Seed 002: at 8 concurrent sandboxes ~70% of trials failed with SandboxError/InternalServerError/ReadTimeout;
+    // 3 brought the error rate down. Not an error (quota differs per account), but said before the run starts.
+    if (config.run.enabled && config.run.environment === "hf-sandbox" && config.run.nConcurrentTrials > 3) {
+      void pulumi.log.warn(`run.nConcurrentTrials is ${config.run.nConcurrentTrials} on hf-sandbox: seed 002 saw ~70% infra errors at 8 and recommends 3`, this);
+    }
+    // A tag can move: two hosts (or two days) may resolve it to different builds. The digests each host pulled
+    // are recorded (serverImages, the run manifest), but only a digest in the config pins the image.
+    for (const { key, ref } of mutableImageRefs(config)) {
+      void pulumi.log.warn(`${key}: ${ref} is a tag, not a digest; hosts may resolve it to different builds (the pulled digests are recorded in serverImages and the run manifest). Pin it as ${ref.replace(/:[^:/@]+$/, "")}@sha256:…`, this);
+    }
+
+    // One key for every worker's --api-key; the router presents it to the workers and Harbor to the router.
+    const apiKey = new random.RandomPassword("sglang-api-key", { length: 40, special: false }, child());
+    // A token of this stack's own: a second stack of the same name (another checkout, another backend) is
+    // still another owner.
+    const ownerToken = new random.RandomId("cluster-owner-token", { byteLength: 12 }, child());
+    const owner: pulumi.Output<ClusterOwner> = pulumi.output({ project, stack, token: ownerToken.hex });
+    const runnerName = soleHostWithRole(config, "runner").name;
+    // Every change that restarts or swaps what running trials use (servers, router, dockerd, bridges, tool
+    // bundle, Harbor install) is first checked against the jobs running on the runner (any stack's), as a
+    // hook of that very change.
+    const restartGuard: RestartGuardSettings = {
+      runnerConnection: sshConnection(loaded, runnerName),
+      currentDir: `${config.harbor.workDir}/runs/current.d`,
+      allowDuringJobs: config.allowRestartsDuringJobs,
+    };
+    // Registered whatever this run of the program contains: a resource it no longer has is deleted with it.
+    restartGuardHook(restartGuard);
+    // The logins' rights on every host first: a login without them anywhere stops `up` before any host changes.
+    const rights = config.hosts.map((host) => new HostRights(`${host.name}-rights`, { connection: sshConnection(loaded, host.name) }, child()));
+    const registryEnv = hostRegistryEnv(loaded);
+    const registryLogins = config.registries.some((r) => r.username !== null) ? loaded.secrets.registryLogins : undefined;
+    const daemonSettings = { ...config.docker, registryMirrors: daemonRegistryMirrors(registryMirrors(config)) };
+
+    // Each host: claimed, its facts and Docker engine (over SSH), its handle, then daemon.json's address pools.
+    const hosts: Record<string, ClusterHost> = {};
+    const daemons: Record<string, DockerDaemonConfig> = {};
+    for (const host of config.hosts) {
+      const connection = sshConnection(loaded, host.name);
+      const access = new HostAccess(host.name, { connection, owner, registryLogins }, child({ dependsOn: rights }));
+      hosts[host.name] = {
+        name: host.name, connection, dockerProvider: access.dockerProvider, loginUser: access.loginUser, proxyEnv: hostProxyEnv(loaded, host.name), restartGuard,
+      };
+      // dockerd pulls through the host's proxy (hosts[].proxy), when it has one, and Docker Hub through its mirror.
+      daemons[host.name] = new DockerDaemonConfig(
+        `${host.name}-docker`,
+        { host: hosts[host.name], settings: daemonSettings, proxies: hostDaemonProxies(loaded, host.name) },
+        child({ dependsOn: [access] }),
+      );
+    }
+    this.hosts = hosts;
+    const runner = hosts[runnerName];
+
+    this.proxyBridge = config.proxy.enabled && loaded.secrets.proxyUpstream
+      ? new ProxyBridge("proxy-bridge", { host: runner, settings: bridgeSettings(config), upstream: loaded.secrets.proxyUpstream }, child({ dependsOn: [daemons[runnerName]] }))
+      : undefined;
+    const bridge = this.proxyBridge;
+    this.toolBundle = config.toolBundle.enabled
+      ? new ToolBundle("tool-bundle", { host: runner, settings: config.toolBundle, registryEnv }, child({ dependsOn: [daemons[runnerName]] }))
+      : undefined;
+
+    // Workers start after their host's daemon.json is settled (a docker restart would kill them) and after
+    // the bridge, so that destroy removes the bridge only once the model servers are gone.
+    const workerHosts = hostsWithRole(config, "worker");
+    const workers = workerHosts.map(
+      (host) =>
+        new ModelServer(
+          `${host.name}-sglang`,
+          { host: hosts[host.name], settings: workerSettings(config, host.name), apiKey: apiKey.result, registryEnv, followImageTags: config.followImageTags },
+          child({ dependsOn: [daemons[host.name], ...(bridge ? [bridge] : [])] }),
+        ),
+    );
+    this.workers = Object.fromEntries(workerHosts.map((h, i) => [h.name, workers[i]]));
+
+    // With router.enabled false (seeds 002/003: one server, no router) Harbor talks to the worker itself. The
+    // router consumes the workers' URLs, each resolving once that worker passed its gate.
+    const routerHost = config.router.enabled ? soleHostWithRole(config, "router") : undefined;
+    this.router = routerHost
+      ? new SglangRouter(
+          "router",
+          {
+            host: hosts[routerHost.name], settings: routerSettings(config), workers: workers.map((w) => ({ url: w.url, dpSize: w.dpSize })), apiKey: apiKey.result, registryEnv,
+            followImageTags: config.followImageTags,
+          },
+          child({ dependsOn: [daemons[routerHost.name]] }),
+        )
+      : undefined;
+    const router = this.router;
+    /** What stands in front of the model for Harbor: the router, or the single worker. */
+    const modelFront = router ? [router] : workers;
+    this.serverImages = pulumi.all({
+      ...Object.fromEntries(workers.map((w, i) => [`worker/${workerHosts[i].name}`, w.imageDigest])),
+      ...(router && routerHost ? { [`router/${routerHost.name}`]: router.imageDigest } : {}),
+    });
+
+    // The run (harbor-runner.ts, task-dataset.ts, task-images.ts, benchmark-run.ts), when run.enabled: Harbor
+    // and the dataset on the runner, the task images pre-pulled, then the job. Nothing above reads run.*, so
+    // changing run-level settings (multipliers, concurrency, filter, sampling, prefix) touches only the job.
+    this.harbor = config.run.enabled || config.harbor.enabled
+      ? new HarborRunner("harbor", { host: runner, settings: config.harbor }, child({ dependsOn: [daemons[runnerName]] }))
+      : undefined;
+    const harbor = this.harbor;
+    // The dataset after the install (which makes the uploads dir an upload writes into). Its steps were the
+    // HarborRunner's children before TaskDataset existed: aliased there (under this cluster, and at the top
+    // level where the program had it), so no stack replaces its dataset.
+    this.taskDataset = harbor
+      ? new TaskDataset(
+          "harbor",
+          {
+            host: runner, settings: config.harbor, projectDir: args.projectDir ?? (pulumi.runtime.getRootDirectory() || process.cwd()),
+            formerParents: [harbor, pulumi.createUrn("harbor", "reprobench:runner:HarborRunner")],
+          },
+          child({ dependsOn: [harbor] }),
+        )
+      : undefined;
+    const taskDataset = this.taskDataset;
+    // hf-sandbox runs pull task images on HF Jobs, not on the runner.
+    this.taskImages = taskDataset && config.run.environment === "docker"
+      ? new TaskImages(
+          "task-images",
+          {
+            host: runner, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: taskDataset.images, registryEnv,
+            mirrors: registryMirrors(config), pullQuota: pullQuotaSettings(config),
+          },
+          child({ dependsOn: [daemons[runnerName]] }),
+        )
+      : undefined;
+    const taskImages = this.taskImages;
+    // Agents inside the task container (mini-swe-agent) reach the model through the docker gateway.
+    this.modelBridge = usesModelBridge(config)
+      ? new ModelBridge("model-bridge", { host: runner, settings: modelBridgeSettings(config) }, child({ dependsOn: [...modelFront, daemons[runnerName]] }))
+      : undefined;
+    const modelBridge = this.modelBridge;
+
+    this.owner = owner;
+    this.apiKey = pulumi.secret(apiKey.result);
+    this.modelApiBase = apiBase(config);
+    this.hostConnections = pulumi.secret(pulumi.all(config.hosts.map((h) => pulumi.output(sshConnection(loaded, h.name)))) as pulumi.Output<HostConnection[]>);
+    this.runnerPullEnv = harbor
+      ? pulumi.secret(pulumi.all([pulumi.output(runner.proxyEnv ?? {}), pulumi.output(registryEnv ?? {})]).apply(([proxy, registry]) => ({ proxy, registry })))
+      : undefined;
+    const workerServerInfo = Object.fromEntries(workerHosts.map((h, i) => [h.name, workers[i].serverInfo]));
+    this.handle = harbor && taskDataset
+      ? {
+          hosts, runner: runnerName, apiKey: apiKey.result, install: harbor.install, dataset: taskDataset.dataset,
+          images: taskImages ? taskImages.report : { ready: 0, total: 0, images: {} }, workerServerInfo, serverImages: this.serverImages,
+        }
+      : undefined;
+
+    this.benchmark = this.handle && config.run.enabled
+      ? new BenchmarkRun(
+          "benchmark",
+          {
+            ...runInputs(this.handle),
+            settings: runSettings(config, apiBase(config), stackId),
+            hfToken: config.run.environment === "hf-sandbox" ? loaded.secrets.hfToken : undefined,
+            toolkitVersion: args.toolkitVersion ?? toolkitVersion(),
+          },
+          child({
+            dependsOn: [
+              ...modelFront, ...(harbor ? [harbor] : []), ...(taskDataset ? [taskDataset] : []), ...(taskImages ? [taskImages] : []), ...(this.toolBundle ? [this.toolBundle] : []),
+              ...(bridge ? [bridge] : []), ...(modelBridge ? [modelBridge] : []),
+            ],
+          }),
+        )
+      : undefined;
+
+    // Destroyed before anything of the cluster: refuses while another stack still runs a job here.
+    new ClusterGuard(
+      "cluster-guard",
+      { host: runner, currentDir: `${config.harbor.workDir}/runs/current.d`, ownStackId: stackId },
+      child({
+        dependsOn: [
+          ...Object.values(daemons), ...workers, ...(router ? [router] : []), ...(bridge ? [bridge] : []), ...(this.toolBundle ? [this.toolBundle] : []),
+          ...(harbor ? [harbor] : []), ...(taskDataset ? [taskDataset] : []), ...(taskImages ? [taskImages] : []), ...(modelBridge ? [modelBridge] : []),
+        ],
+      }),
+    );
+
+    this.jobConfig = config.run.enabled ? renderJobConfig(config, apiBase(config)) : undefined;
+    this.registerOutputs({
+      owner: this.owner, apiKey: this.apiKey, modelApiBase: this.modelApiBase, serverImages: this.serverImages, hostConnections: this.hostConnections, runnerPullEnv: this.runnerPullEnv,
+      jobConfig: this.jobConfig,
+    });
+  }
+}
+
+/** A BenchmarkRun's cluster inputs from a cluster handle: the runner, every host, what Harbor runs with. */
+export function runInputs(cluster: ClusterHandle) {
+  const runner = cluster.hosts[cluster.runner];
+  if (!runner) throw new Error(`cluster handle: no host named '${cluster.runner}' (the runner)`);
+  return {
+    runner,
+    hosts: Object.values(cluster.hosts),
+    apiKey: cluster.apiKey,
+    install: cluster.install,
+    dataset: cluster.dataset,
+    images: cluster.images,
+    workerServerInfo: cluster.workerServerInfo,
+    serverImages: cluster.serverImages,
+  };
+}
+
+/** This package's version (recorded in run manifests), from its package.json: above components/, or above dist/components/ once built. */
+export function toolkitVersion(): string {
+  for (const up of ["..", "../.."]) {
+    const file = path.join(__dirname, up, "package.json");
+    if (!existsSync(file)) continue;
+    const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
+    if (pkg.name === "reprobench" && pkg.version) return pkg.version;
+  }
+  throw new Error(`reprobench: no package.json of reprobench above ${__dirname}`);
+}
+
+/** The dataset report a job reads (TaskDataset.dataset without the task files). */
+export type JobDataset = Omit<DatasetReport, "taskTomls">;
