@@ -17,7 +17,7 @@ import { ProxyBridge } from "./proxy-bridge";
 import { daemonRegistryMirrors } from "./registry-access";
 import { type RestartGuardSettings, restartGuardHook } from "./restart-guard";
 import { SglangRouter } from "./sglang-router";
-import { ModelServer } from "./sglang-worker";
+import { ModelServer } from "./model-server";
 import type { HostConnection } from "./transport";
 import { type DatasetReport, TaskDataset } from "./task-dataset";
 import { TaskImages, type TaskImagesReport } from "./task-images";

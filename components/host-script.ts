@@ -3,11 +3,10 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
+import { remoteCommand, shellQuote } from "./transport";
 
-/** Quotes a string for a POSIX shell. */
-export function shellQuote(value: string): string {
-  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
-}
+/** Quotes a string for a POSIX shell: the transport's one quoting (components/transport.ts shellQuote). */
+export { shellQuote };
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -37,11 +36,11 @@ export function bashCommand(scriptName: string, env: Record<string, string>): st
 
 /**
  * The command line that runs a script read from stdin with root's rights: `bash -s` for a root login,
- * `sudo -n -- bash -s` for a sudo login (no password, no terminal). CheckedCommand's provider uses the
- * same two strings (it may capture nothing from other modules).
+ * `sudo -n -- bash -s` for a sudo login (no password, no terminal): the transport's one sudo form
+ * (components/transport.ts remoteCommand), which CheckedCommand's provider uses too.
  */
 export function rootShell(sudo: boolean | undefined): string {
-  return sudo ? "sudo -n -- bash -s" : "bash -s";
+  return remoteCommand(sudo === true);
 }
 
 /**

@@ -10,8 +10,8 @@ export { HarborRunner, type HarborRunnerArgs, type HarborSettings, type HarborIn
 export { type ClusterHost, onHost } from "./host";
 export { HostAccess, type HostAccessArgs, HostRights, type HostRightsArgs, type ClusterOwner, type HostFacts } from "./host-access";
 export { ModelBridge, type ModelBridgeArgs, type ModelBridgeSettings } from "./model-bridge";
-export { ModelServer, type ModelServerArgs } from "./sglang-worker";
-export { type WorkerSettings } from "./model-server";
+export { ModelServer, type ModelServerArgs } from "./model-server";
+export { type WorkerSettings } from "./model-server-spec";
 export { ProxyBridge, type ProxyBridgeArgs, type BridgeSettings } from "./proxy-bridge";
 export { type RestartGuardSettings } from "./restart-guard";
 export { SglangRouter, type SglangRouterArgs, type RouterSettings } from "./sglang-router";

@@ -1,207 +1,170 @@
-// The model server a worker runs, as pure functions of its settings: the argv of `sglang serve` (seeds
-// 000/003) or `vllm serve` (seed 002), and what its info routes must report afterwards. The ModelServer
-// component and the config rules share them, so previews, gates and validation agree on every flag.
-
-/** docker --ulimit values: one number (soft = hard; -1 unlimited) or a pair. */
-export type Ulimits = Record<string, number | { soft: number; hard: number }>;
-
-/** One worker's resolved model server settings (sglang.* with this host's override applied). */
-export interface WorkerSettings {
-  /** "sglang" or "vllm". */
-  engine: "sglang" | "vllm";
-  /** The entry point inside the image, e.g. "sglang serve" or "vllm serve". */
-  launcher: string;
-  /** Image reference (seed: lmsysorg/sglang:latest-runtime). */
-  image: string;
-  /** docker container name (seed: qwen38-worker-a). */
-  containerName: string;
-  /** The worker's host name in the stack. */
-  hostName: string;
-  /** Base URL the router dials: http://<privateIp>:<port>. */
-  url: string;
-  /** The address passed as --host. */
-  listenAddress: string;
-  port: number;
-  /** Host directory of the weights and where the container sees it. */
-  modelPath: string;
-  modelMountPath: string;
-  servedModelName: string;
-  tp: number;
-  dp: number;
-  contextLength: number | null;
-  maxRunningRequests: number | null;
-  maxMambaCacheSize: number | null;
-  memFractionStatic: number;
-  reasoningParser: string | null;
-  toolCallParser: string | null;
-  trustRemoteCode: boolean;
-  kvCacheDtype: string | null;
-  attentionBackend: string | null;
-  chunkedPrefillSize: number | null;
-  maxPrefillTokens: number | null;
-  mamba: { fullMemoryRatio: number | null; radixCacheStrategy: string | null; ssmDtype: string | null };
-  /** false passes --default-chat-template-kwargs '{"enable_thinking": false}'; null leaves the template's default. */
-  enableThinking: boolean | null;
-  extraArgs: string[];
-  /** docker --gpus all, or no GPUs (simulated hosts). */
-  gpus: "all" | "none";
-  /** docker --user: "ssh-user" (the login's uid:gid) or uid[:gid]. */
-  user: string;
-  ipc: "host" | "private" | "shareable";
-  ulimits: Ulimits;
-  shmSizeMb: number | null;
-  env: Record<string, string>;
-  stopTimeoutSecs: number;
-  readyTimeoutMinutes: number;
-}
-
-/** The model server's argv inside the container, for the worker's engine. */
-export function serverCommand(s: WorkerSettings): string[] {
-  return s.engine === "vllm" ? vllmCommand(s) : sglangCommand(s);
-}
+import * as docker from "@pulumi/docker";
+import * as pulumi from "@pulumi/pulumi";
+import { CheckedCommand } from "./checked-command";
+import { type ContainerSpec, apiKeyEntrypoint, containerLabels, ulimitList } from "./container-spec";
+import { scriptWithEnv } from "./host-script";
+import { pinnedImageRef, registryDigest } from "./image-digest";
+import { guardHooks } from "./restart-guard";
+import { type WorkerSettings, expectedServerInfo, expectedVllmModel, recordedServerInfo, serverCommand } from "./model-server-spec";
+import { type ClusterHost, loginUserOf, onHost } from "./host";
 
 /**
- * The SGLang server command inside the container, e.g. ["sglang", "serve", "--model-path", …]: seed 000's
- * flags in its order, then seed 003's (FP8 KV cache, attention backend, prefill, mamba, thinking switch).
+ * Docker restarts a server that crashes, but not forever: one that fails while loading stops after a few
+ * tries instead of reloading its weights in a loop (it stays in Pulumi's state, so `destroy` removes it).
  */
-export function sglangCommand(s: WorkerSettings): string[] {
-  const args = [
-    ...s.launcher.split(" "),
-    "--model-path", s.modelMountPath,
-    "--served-model-name", s.servedModelName,
-    "--host", s.listenAddress,
-    "--port", String(s.port),
-    "--tp-size", String(s.tp),
-    "--dp-size", String(s.dp),
-  ];
-  if (s.contextLength !== null) args.push("--context-length", String(s.contextLength));
-  if (s.maxRunningRequests !== null) args.push("--max-running-requests", String(s.maxRunningRequests));
-  if (s.maxMambaCacheSize !== null) args.push("--max-mamba-cache-size", String(s.maxMambaCacheSize));
-  args.push("--mem-fraction-static", formatFraction(s.memFractionStatic));
-  if (s.reasoningParser !== null) args.push("--reasoning-parser", s.reasoningParser);
-  if (s.toolCallParser !== null) args.push("--tool-call-parser", s.toolCallParser);
-  if (s.trustRemoteCode) args.push("--trust-remote-code");
-  if (s.kvCacheDtype !== null) args.push("--kv-cache-dtype", s.kvCacheDtype);
-  if (s.attentionBackend !== null) args.push("--attention-backend", s.attentionBackend);
-  if (s.chunkedPrefillSize !== null) args.push("--chunked-prefill-size", String(s.chunkedPrefillSize));
-  if (s.maxPrefillTokens !== null) args.push("--max-prefill-tokens", String(s.maxPrefillTokens));
-  if (s.mamba.fullMemoryRatio !== null) args.push("--mamba-full-memory-ratio", String(s.mamba.fullMemoryRatio));
-  if (s.mamba.radixCacheStrategy !== null) args.push("--mamba-radix-cache-strategy", s.mamba.radixCacheStrategy);
-  if (s.mamba.ssmDtype !== null) args.push("--mamba-ssm-dtype", s.mamba.ssmDtype);
-  // Spelled as seed 002 Run 3 writes it.
-  if (s.enableThinking !== null) args.push("--default-chat-template-kwargs", `{"enable_thinking": ${s.enableThinking}}`);
-  return [...args, ...s.extraArgs];
-}
+export const RESTART = { restart: "on-failure", maxRetryCount: 2 } as const;
 
 /**
- * `vllm serve MODEL …` (seed 002 Run 2), the shared settings under vLLM's flag names. The model is
- * positional; --enable-auto-tool-choice goes with a tool-call parser (vLLM refuses the parser alone).
+ * The worker's container as `@pulumi/docker` takes it, minus the image id, the user and the API key: what
+ * seed 000 passes to `docker run` (host network, ipc host, GPUs, ulimits, the weights read-only) and the
+ * server's argv. A preview shows exactly which of these a config change touches.
  */
-export function vllmCommand(s: WorkerSettings): string[] {
-  const args = [
-    ...s.launcher.split(" "),
-    s.modelMountPath,
-    "--served-model-name", s.servedModelName,
-    "--host", s.listenAddress,
-    "--port", String(s.port),
-    "--tensor-parallel-size", String(s.tp),
-    "--data-parallel-size", String(s.dp),
-  ];
-  if (s.contextLength !== null) args.push("--max-model-len", String(s.contextLength));
-  if (s.maxRunningRequests !== null) args.push("--max-num-seqs", String(s.maxRunningRequests));
-  args.push("--gpu-memory-utilization", formatFraction(s.memFractionStatic));
-  if (s.reasoningParser !== null) args.push("--reasoning-parser", s.reasoningParser);
-  if (s.toolCallParser !== null) args.push("--tool-call-parser", s.toolCallParser, "--enable-auto-tool-choice");
-  if (s.trustRemoteCode) args.push("--trust-remote-code");
-  if (s.kvCacheDtype !== null) args.push("--kv-cache-dtype", s.kvCacheDtype);
-  return [...args, ...s.extraArgs];
-}
-
-/** 0.9 → "0.90" as the seed writes it; more precise values print in full. */
-function formatFraction(x: number): string {
-  return Math.abs(Math.round(x * 100) - x * 100) < 1e-9 ? x.toFixed(2) : String(x);
-}
-
-/**
- * The /server_info fields (SGLang's names and JSON types) that must equal the config after start. Settings
- * left to SGLang (null) are not asserted, except max_mamba_cache_size, which SGLang echoes as given.
- */
-export function expectedServerInfo(s: WorkerSettings): Record<string, unknown> {
-  const expected: Record<string, unknown> = {
-    served_model_name: s.servedModelName,
-    tp_size: s.tp,
-    dp_size: s.dp,
+export function workerContainerSpec(s: WorkerSettings): ContainerSpec {
+  const spec: ContainerSpec = {
+    name: s.containerName,
+    command: serverCommand(s),
+    networkMode: "host",
+    ipcMode: s.ipc,
+    ulimits: ulimitList(s.ulimits),
+    envs: Object.entries(s.env).map(([k, v]) => `${k}=${v}`),
+    // The weights must exist: a bind mount refuses a missing source instead of mounting an empty directory.
+    mounts: [{ type: "bind", source: s.modelPath, target: s.modelMountPath, readOnly: true }],
+    labels: containerLabels("worker"),
+    stopTimeout: s.stopTimeoutSecs,
   };
-  if (s.contextLength !== null) expected.context_length = s.contextLength;
-  if (s.maxRunningRequests !== null) expected.max_running_requests = s.maxRunningRequests;
-  Object.assign(expected, {
-    max_mamba_cache_size: s.maxMambaCacheSize,
-    mem_fraction_static: s.memFractionStatic,
-    reasoning_parser: s.reasoningParser,
-    tool_call_parser: s.toolCallParser,
-  });
-  const optional: [string, unknown][] = [
-    ["kv_cache_dtype", s.kvCacheDtype],
-    ["attention_backend", s.attentionBackend],
-    ["chunked_prefill_size", s.chunkedPrefillSize],
-    ["max_prefill_tokens", s.maxPrefillTokens],
-    ["mamba_full_memory_ratio", s.mamba.fullMemoryRatio],
-    ["mamba_radix_cache_strategy", s.mamba.radixCacheStrategy],
-    ["mamba_ssm_dtype", s.mamba.ssmDtype],
-    ["default_chat_template_kwargs", s.enableThinking === null ? null : { enable_thinking: s.enableThinking }],
-  ];
-  for (const [field, value] of optional) if (value !== null) expected[field] = value;
-  if (s.trustRemoteCode) expected.trust_remote_code = true;
-  return expected;
+  if (s.gpus === "all") spec.gpus = "all";
+  if (s.shmSizeMb !== null) spec.shmSize = s.shmSizeMb;
+  return spec;
 }
 
-/** What a vLLM worker must show on /v1/models (it has no /server_info): the served name, owned_by vllm, max_model_len. */
-export function expectedVllmModel(s: WorkerSettings): Record<string, unknown> {
-  const expected: Record<string, unknown> = { id: s.servedModelName, owned_by: "vllm" };
-  if (s.contextLength !== null) expected.max_model_len = s.contextLength;
-  return expected;
+/** Inputs of the worker's gate scripts (server-health + the engine's own), minus the API key. */
+export function workerGateEnv(s: WorkerSettings): Record<string, string> {
+  return {
+    CONTAINER_NAME: s.containerName,
+    BASE_URL: s.url,
+    READY_TIMEOUT_SECONDS: String(s.readyTimeoutMinutes * 60),
+    EXPECTED_JSON: JSON.stringify(s.engine === "vllm" ? expectedVllmModel(s) : expectedServerInfo(s)),
+    SERVED_MODEL_NAME: s.servedModelName,
+    // Seed 002 Run 3's check after disabling thinking: a completion carries no reasoning_content.
+    EXPECT_NO_REASONING: s.enableThinking === false ? "1" : "0",
+  };
 }
 
+/** The gate script for the worker's engine. */
+export function workerGateScript(s: WorkerSettings): string {
+  return s.engine === "vllm" ? "vllm-worker" : "sglang-worker";
+}
+
+/** The type the model server had before it was named for what it is (it runs SGLang or vLLM). */
+const FORMER_TYPE = "reprobench:cluster:SglangWorker";
 
 /**
- * The secret fields of SGLang's ServerArgs (python/sglang/srt/server_args.py; sgl-project/sglang#37499 lists
- * these three as the credentials on the record). /server_info serialises the whole ServerArgs, so it echoes
- * them as given (sgl-project/sglang#30166); nothing that records /server_info may keep them.
+ * Options whose aliases also name the former type, alone and with each alias given (a server moved under
+ * a new parent had the old type there), so that no stack replaces a server it brought up before.
  */
-export const SERVER_INFO_SECRET_FIELDS: readonly string[] = ["api_key", "admin_api_key", "ssl_keyfile_password"];
+export function withFormerType(opts: pulumi.ComponentResourceOptions, formerType: string): pulumi.ComponentResourceOptions {
+  const given = opts.aliases ?? [];
+  const specs = given.filter((a): a is pulumi.Alias => typeof a === "object" && !pulumi.Output.isInstance(a));
+  return { ...opts, aliases: [...given, { type: formerType }, ...specs.map((a) => ({ ...a, type: formerType }))] };
+}
 
-/** Shown in place of a secret value found in recorded text. */
-export const SECRET_NOT_SHOWN = "[secret not shown]";
+export interface ModelServerArgs {
+  /**
+   * The worker host: the gates run over its connection, the image and container go to its Docker engine,
+   * and its login's uid:gid is the container's user when settings.user is "ssh-user".
+   */
+  readonly host: ClusterHost;
+  /** The worker's resolved settings (the model server section with this host's override). */
+  readonly settings: WorkerSettings;
+  /** The --api-key every worker and the router share. Secret. */
+  readonly apiKey: pulumi.Input<string>;
+  /** Registry credentials and mirrors for the image pull (registries[]; components/registry-access.ts); secret. */
+  readonly registryEnv?: pulumi.Input<Record<string, string>>;
+  /** Pull the build the image's tag names now on every `up` (reprobench:followImageTags; default false). */
+  readonly followImageTags?: boolean;
+}
 
-/** `value` without the secret fields at any depth (a DP rank's internal state repeats the args), `mask` applied to every string. */
-export function withoutSecretFields(value: unknown, mask: (s: string) => string = (s) => s): unknown {
-  if (typeof value === "string") return mask(value);
-  if (Array.isArray(value)) return value.map((v) => withoutSecretFields(v, mask));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([k]) => !SERVER_INFO_SECRET_FIELDS.includes(k))
-        .map(([k, v]) => [k, withoutSecretFields(v, mask)]),
+/**
+ * One model server container on a worker host (seed 000 "启动两个 SGLang workers"): the image pulled
+ * through the host's dockerd (digest recorded), the container, and a gate on /health within the load
+ * budget and /server_info matching the config (vLLM: /v1/models). `url` resolves only once the gate
+ * passed; a refresh notices a dead or restarted container and the next `up` restarts and re-gates it.
+ */
+export class ModelServer extends pulumi.ComponentResource {
+  /** http://<privateIp>:<port>, what the router dials; resolves when the server passed its gate. */
+  public readonly url: pulumi.Output<string>;
+  /** DP ranks the server runs (the dp-aware router addresses each). */
+  public readonly dpSize: number;
+  /**
+   * /server_info as the worker reported it after start (without internal_states), minus its secrets: no
+   * api_key, admin_api_key or ssl_keyfile_password field, the API key masked wherever else it appears.
+   * Plain (not a Pulumi secret): it can hold no secret the stack knows, and the run manifest shows it.
+   */
+  public readonly serverInfo: pulumi.Output<string>;
+  /** The image as pulled: repo digest (name@sha256:…). */
+  public readonly imageDigest: pulumi.Output<string>;
+  public readonly image: docker.RemoteImage;
+  public readonly container: docker.Container;
+
+  constructor(name: string, args: ModelServerArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("reprobench:cluster:ModelServer", name, {}, withFormerType(onHost(args.host, opts), FORMER_TYPE));
+    const s = args.settings;
+    const host = args.host;
+    const spec = workerContainerSpec(s);
+    // A component's dependsOn does not reach its children by itself: pass it on (no container starts
+    // before daemon.json is settled, since a docker restart would kill it).
+    const childOpts = { parent: this, dependsOn: opts?.dependsOn };
+    // Model server images are tens of GB: a destroy leaves them on the host.
+    // The build the tag named when first pulled, kept until the config pins another (or follows tags).
+    const what = `${s.hostName}'s model server (${s.containerName})`;
+    const digest = registryDigest(
+      `${name}-image-digest`,
+      { connection: host.connection, image: s.image, proxyEnv: host.proxyEnv, registryEnv: args.registryEnv, followTags: args.followImageTags, what },
+      { parent: this, dependsOn: opts?.dependsOn },
     );
+    this.image = new docker.RemoteImage(`${name}-image`, { name: digest.apply((d) => pinnedImageRef(s.image, d)), keepLocally: true }, childOpts);
+    this.container = new docker.Container(
+      `${name}-container`,
+      {
+        ...spec,
+        image: this.image.imageId,
+        user: s.user === "ssh-user" ? loginUserOf(host) : s.user,
+        entrypoints: apiKeyEntrypoint(),
+        envs: [...spec.envs, pulumi.interpolate`REPROBENCH_API_KEY=${args.apiKey}`],
+        ...RESTART,
+        mustRun: true,
+        // destroy: `docker stop` with the server's grace time first (in-flight requests finish).
+        destroyGraceSeconds: s.stopTimeoutSecs,
+      },
+      // Same name, same GPUs, same port: the old container must be gone before the new one starts.
+      // Any update or replacement asks the restart guard first, as part of that very step.
+      { ...childOpts, deleteBeforeReplace: true, hooks: guardHooks(`${name}-container`, host.restartGuard, what) },
+    );
+    const gate = new CheckedCommand(
+      `${name}-ready`,
+      {
+        connection: host.connection,
+        create: scriptWithEnv(["server-health", workerGateScript(s)], workerGateEnv(s)),
+        environment: { API_KEY: args.apiKey },
+        // A new or restarted container is gated again.
+        spec: this.container.id,
+        check: scriptWithEnv("container-started", { CONTAINER_NAME: s.containerName }),
+        onDrift: "update",
+        timeoutSeconds: s.readyTimeoutMinutes * 60 + 600,
+      },
+      { parent: this },
+    );
+    // The URN resolves when the gate's create returned (and is known in a preview), so the router's
+    // worker list waits for the gate without turning unknown whenever the gate re-runs.
+    this.url = gate.urn.apply(() => s.url);
+    this.dpSize = s.dp;
+    // The gate already drops the fields and masks the key (sglang-worker.sh); cleaning here as well covers a
+    // gate's stdout that an older release left in the state. Masking by the key's value needs the secret
+    // key, which would make the result a secret: it is unsecreted because the key is gone from it.
+    this.serverInfo = pulumi.unsecret(
+      pulumi.all([gate.stdout, pulumi.output(args.apiKey)]).apply(([out, key]) => recordedServerInfo(out.trim().split("\n").pop() ?? "", [key])),
+    );
+    this.imageDigest = this.image.repoDigest;
+    this.registerOutputs({ url: this.url, serverInfo: this.serverInfo, imageDigest: this.imageDigest, image: this.image, container: this.container });
   }
-  return value;
-}
-
-/**
- * /server_info text as the stack outputs and the run manifest record it: the secret fields dropped and every
- * known secret value (the API key) masked wherever else it appears, e.g. in a launch command. The gate
- * (sglang-worker.sh) already prints it so; this also cleans what an older gate left in the state. Text
- * that holds no secret comes back unchanged, byte for byte.
- */
-export function recordedServerInfo(text: string, secrets: readonly string[]): string {
-  const known = secrets.filter((secret) => secret.length >= 4);
-  const mask = (s: string) => known.reduce((out, secret) => out.split(secret).join(SECRET_NOT_SHOWN), s);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return mask(text);
-  }
-  const clean = JSON.stringify(withoutSecretFields(parsed, mask));
-  return clean === JSON.stringify(parsed) ? text : clean;
 }

@@ -1,7 +1,7 @@
 // The router as pure functions of its settings: argv, container spec, gate inputs. The SglangRouter
 // component and the config rules (components/config/derive.ts) share them; nothing here loads Pulumi.
 import { type ContainerSpec, containerLabels, ulimitList } from "./container-spec";
-import type { Ulimits } from "./model-server";
+import type { Ulimits } from "./model-server-spec";
 
 /** The router's settings (router.* of the stack, plus what it shares with the workers). */
 export interface RouterSettings {

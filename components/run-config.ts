@@ -5,7 +5,7 @@
 import * as path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { Document, isPair, isScalar, visit } from "yaml";
-import { withoutSecretFields } from "./model-server";
+import { withoutSecretFields } from "./model-server-spec";
 
 /** Where the dataset and the run live on the runner (harbor.* of the stack). */
 export interface RunnerPaths {

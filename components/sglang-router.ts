@@ -6,7 +6,7 @@ import { type ClusterHost, loginUserOf, onHost } from "./host";
 import { scriptWithEnv } from "./host-script";
 import { pinnedImageRef, registryDigest } from "./image-digest";
 import { guardHooks } from "./restart-guard";
-import { RESTART } from "./sglang-worker";
+import { RESTART } from "./model-server";
 import { type RouterSettings, routerContainerSpec, routerGateEnv, routerLocalUrl } from "./router-spec";
 
 export * from "./router-spec";

@@ -2,9 +2,11 @@
 // that talks to a host goes through here: CheckedCommand's provider runs its scripts with `runOverSsh`, the
 // @pulumi/docker provider dials `ssh://` with `sshOptions` (the same key and known_hosts files), the
 // remote.Commands get `commandConnection`, and the CLI (status, logs, pull, resume/rerun) uses `runScript`,
-// `hostArgv` and the pull helpers. So a host that fails one fails them all the same way, and there is one
-// of each: the ssh argv, the sudo form, the shell quoting, the masking of secrets, and the rule that tells
-// an unreachable host from a sudo that refused and from a script that failed.
+// `hostArgv` and the pull helpers; the sim's hosts are reached with `sshArgv` too (sim/ssh.ts). So a host
+// that fails one fails them all the same way, and there is one of each: the ssh argv, the sudo form, the
+// shell quoting, the masking of secrets, the rule that tells an unreachable host from a sudo that refused
+// and from a script that failed, and the spawning of ssh and rsync (`runArgv`, `runArgvSync`, `spawnPiped`,
+// `pipeArgv`: no other module starts either).
 //
 // CheckedCommand's provider is serialized by Pulumi into the dynamic-provider process, and with it every
 // function of this module it calls (a local module is captured by value). So the functions here take Node
@@ -15,6 +17,8 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- see the note above */
 import type * as command from "@pulumi/command";
 import type * as pulumi from "@pulumi/pulumi";
+import type { ChildProcessByStdio } from "node:child_process";
+import type { Readable } from "node:stream";
 
 /** How to reach a host over SSH. Host keys are always pinned. */
 export interface HostConnection {
@@ -57,6 +61,8 @@ export interface SshArgvOptions {
   options?: readonly string[];
   /** A remote terminal (`-t`), so that Ctrl-C ends the remote command too. */
   tty?: boolean;
+  /** The login and host as one `user@host` word (sim/ssh.ts's argv, which its tests pin) instead of `-l user host`. */
+  userAtHost?: boolean;
 }
 
 // ---- quoting and masking ----------------------------------------------------------------------------
@@ -229,7 +235,7 @@ export function sshArgs(t: Pick<PinnedTarget, "port" | "keyFile" | "knownHostsFi
 
 /** The whole `ssh` argv for a pinned connection and one remote command line. */
 export function sshArgv(t: PinnedTarget, remoteCommand: string, o: SshArgvOptions = {}): string[] {
-  return [...sshArgs(t, o), "-l", t.user, t.host, remoteCommand];
+  return [...sshArgs(t, o), ...(o.userAtHost ? [`${t.user}@${t.host}`] : ["-l", t.user, t.host]), remoteCommand];
 }
 
 /**
@@ -333,7 +339,6 @@ export interface SshRun {
  * rejects only when ssh cannot be started. The caller words the outcome.
  */
 export async function runOverSsh(c: HostConnection, inv: Pick<Invocation, "command" | "stdin" | "sudo">, o: { timeoutMs: number; onStderrLine?: (line: string) => void }): Promise<SshRun> {
-  const cp = require("node:child_process") as typeof import("node:child_process");
   const fs = require("node:fs") as typeof import("node:fs");
   const os = require("node:os") as typeof import("node:os");
   const path = require("node:path") as typeof import("node:path");
@@ -344,31 +349,8 @@ export async function runOverSsh(c: HostConnection, inv: Pick<Invocation, "comma
     fs.writeFileSync(keyFile, c.privateKey.endsWith("\n") ? c.privateKey : `${c.privateKey}\n`, { mode: 0o600 });
     fs.writeFileSync(knownHostsFile, knownHostsLine(c), { mode: 0o600 });
     const argv = sshArgv({ host: c.host, port: c.port, user: c.user, keyFile, knownHostsFile }, inv.command);
-    return await new Promise<SshRun>((resolve, reject) => {
-      const child = cp.spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      let partial = "";
-      const timer = setTimeout(() => child.kill("SIGKILL"), o.timeoutMs);
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on("data", (d: Buffer) => {
-        const text = d.toString();
-        stderr += text;
-        if (!o.onStderrLine) return;
-        const lines = (partial + text).split("\n");
-        partial = lines.pop() ?? "";
-        for (const line of lines) o.onStderrLine(line);
-      });
-      child.on("error", (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
-      child.on("close", (code, signal) => {
-        clearTimeout(timer);
-        resolve({ outcome: sshOutcome({ code, signal, stderr }, inv.sudo), code, signal, stdout, stderr });
-      });
-      child.stdin.end(inv.stdin);
-    });
+    const r = await runArgv(argv, { input: inv.stdin, timeoutMs: o.timeoutMs, onStderrLine: o.onStderrLine });
+    return { outcome: sshOutcome(r, inv.sudo), code: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -381,6 +363,107 @@ export function runScript(
   o: { env?: Record<string, string>; runAs?: "root" | "login"; strict?: boolean; timeoutMs: number; onStderrLine?: (line: string) => void },
 ): Promise<SshRun> {
   return runOverSsh(c, scriptInvocation(c, script, o.env, o), o);
+}
+
+// ---- running the argv built here ---------------------------------------------------------------------
+// The only process spawning of ssh and rsync in reprobench: the CLI (pull, logs) and sim/ssh.ts hand the argv
+// this module built to these, and never spawn ssh or rsync themselves.
+
+/** How a run of an argv ended: its exit status, or the signal that ended it; whether the timeout did. */
+export interface ArgvRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `argv` (ssh, from sshArgv) with `input` on stdin (then closed; a child that exits without reading it
+ * is no error), killed (SIGKILL) after `timeoutMs`. Each complete stderr line goes to `onStderrLine` as it
+ * comes. Resolves with how it ended whatever that is; rejects only when it cannot be started.
+ */
+export function runArgv(argv: readonly string[], o: { input?: string | Buffer; timeoutMs: number; onStderrLine?: (line: string) => void }): Promise<ArgvRun> {
+  const cp = require("node:child_process") as typeof import("node:child_process");
+  const { StringDecoder } = require("node:string_decoder") as typeof import("node:string_decoder");
+  return new Promise<ArgvRun>((resolve, reject) => {
+    const child = cp.spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
+    const outText = new StringDecoder("utf8");
+    const errText = new StringDecoder("utf8");
+    let stdout = "";
+    let stderr = "";
+    let partial = "";
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, o.timeoutMs);
+    const onStderr = (text: string) => {
+      stderr += text;
+      if (!o.onStderrLine) return;
+      const lines = (partial + text).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) o.onStderrLine(line);
+    };
+    child.stdout.on("data", (d: Buffer) => (stdout += outText.write(d)));
+    child.stderr.on("data", (d: Buffer) => onStderr(errText.write(d)));
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      stdout += outText.end();
+      onStderr(errText.end());
+      resolve({ code, signal, timedOut, stdout, stderr });
+    });
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(o.input ?? "");
+  });
+}
+
+/**
+ * Runs `argv` (ssh or rsync, from this module) to its end, synchronously: with `input` on stdin and its
+ * output captured, or (`inherit`) on this process's terminal. Throws `<program>: <why>` when it cannot be
+ * started; else its exit status (1 after a signal) and output.
+ */
+export function runArgvSync(argv: readonly string[], o: { input?: string; inherit?: boolean } = {}): { code: number; stdout: string; stderr: string } {
+  const cp = require("node:child_process") as typeof import("node:child_process");
+  const r = o.inherit
+    ? { ...cp.spawnSync(argv[0], argv.slice(1), { stdio: "inherit" }), stdout: "", stderr: "" }
+    : cp.spawnSync(argv[0], argv.slice(1), { input: o.input, encoding: "utf8", maxBuffer: 512 * 1024 * 1024 });
+  if (r.error) throw new Error(`${argv[0]}: ${r.error.message}`);
+  return { code: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * Starts `argv` (ssh, from hostArgv) on this process's stdin, its stdout and stderr piped to the caller
+ * (`reprobench logs`, which masks them on the way to the terminal).
+ */
+export function spawnPiped(argv: readonly string[]): ChildProcessByStdio<null, Readable, Readable> {
+  const cp = require("node:child_process") as typeof import("node:child_process");
+  return cp.spawn(argv[0], argv.slice(1), { stdio: ["inherit", "pipe", "pipe"] });
+}
+
+/**
+ * Runs `remote` (ssh, e.g. remoteTarCommand's stream) with `input` on stdin, its stdout piped into `local`
+ * (the local tar that unpacks it); both stderrs and local's stdout on this process's. Resolves when `local`
+ * exits, with both exit statuses (remote's null if it has not exited yet); rejects when either cannot be
+ * started.
+ */
+export function pipeArgv(remote: readonly string[], input: string, local: readonly string[]): Promise<{ remote: number | null; local: number | null }> {
+  const cp = require("node:child_process") as typeof import("node:child_process");
+  return new Promise((resolve, reject) => {
+    const from = cp.spawn(remote[0], remote.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+    const to = cp.spawn(local[0], local.slice(1), { stdio: ["pipe", "inherit", "inherit"] });
+    from.stdout.pipe(to.stdin);
+    from.stdin.end(input);
+    let remoteCode: number | null = null;
+    from.on("error", reject);
+    to.on("error", reject);
+    from.on("exit", (code) => (remoteCode = code));
+    to.on("exit", (code) => resolve({ remote: remoteCode, local: code }));
+  });
 }
 
 // ---- copying files over the same ssh (pull) ---------------------------------------------------------

@@ -7,7 +7,7 @@ import type { ModelBridgeSettings } from "../model-bridge";
 import type { BridgeSettings } from "../proxy-bridge";
 import { type RouterSettings, routerCommand as routerCommandFor } from "../router-spec";
 
-export { serverCommand, sglangCommand, vllmCommand } from "../model-server";
+export { serverCommand, sglangCommand, vllmCommand } from "../model-server-spec";
 
 /** One worker's model server settings after applying modelServer.overrides.<host>, plus host-derived values. */
 export type ResolvedModelServerSettings = Omit<ModelServerConfig, "overrides" | "launcher"> & {

@@ -11,7 +11,7 @@ import { registryAuthEnv, registryMirrorEnv } from "../../components/registry-ac
 import { taskImagesScriptEnv } from "../../components/task-images";
 import type { ClusterPlan, HostPlan } from "../../sim/layout";
 import type { RegistryRequest } from "../../sim/registry";
-import { sshArgs } from "../../sim/ssh";
+import { sshRun } from "../../sim/ssh";
 import { mustRun, run } from "../../sim/exec";
 
 /** Builds `count` one-file images (distinct content, FROM scratch) and pushes them to the instance's registry; returns the references the hosts use. */
@@ -57,13 +57,13 @@ export async function runPrepull(plan: ClusterPlan, host: HostPlan, images: stri
   const settings = { imagePullConcurrency: options.concurrency ?? 4, imagePullAttempts: 3, insecureRegistries: [] };
   const script = scriptWithEnv(["retry", "registry", "task-images"], { ...taskImagesScriptEnv(settings, images, "/etc/docker/daemon.json", options.budgetSeconds), ...registryMirrorEnv(mirrors), BACKOFF_SECONDS: "1" });
   const started = Date.now();
-  const r = await run(sshArgs(plan, host, "bash -s"), { input: `${envPrelude(secret)}\n${script}\n`, timeoutMs: (options.budgetSeconds + 600) * 1000 });
+  const r = await sshRun(plan, host, "bash -s", { input: `${envPrelude(secret)}\n${script}\n`, timeoutMs: (options.budgetSeconds + 600) * 1000 });
   return { code: r.code ?? -1, stdout: r.stdout, stderr: r.stderr, seconds: (Date.now() - started) / 1000 };
 }
 
 /** Removes the images from the host's dockerd (and the digests the pre-pull recorded), so the next pull starts cold. */
 export async function removeImages(plan: ClusterPlan, host: HostPlan, images: string[]): Promise<void> {
-  const r = await run(sshArgs(plan, host, `docker image rm -f ${images.join(" ")} >/dev/null 2>&1; rm -rf /var/lib/reprobench/task-image-digests; true`), { timeoutMs: 120_000 });
+  const r = await sshRun(plan, host, `docker image rm -f ${images.join(" ")} >/dev/null 2>&1; rm -rf /var/lib/reprobench/task-image-digests; true`, { timeoutMs: 120_000 });
   if (r.code !== 0) throw new Error(`removing images on ${host.name}: ${r.stderr}`);
 }
 

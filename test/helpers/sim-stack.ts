@@ -8,8 +8,7 @@ import YAML from "yaml";
 import type { ClusterPlan, SimInstance } from "../../sim/layout";
 import { ForeignInstanceError } from "../../sim/ownership";
 import { simDown, simUp } from "../../sim/cluster";
-import { sshArgs } from "../../sim/ssh";
-import { run } from "../../sim/exec";
+import { sshRun } from "../../sim/ssh";
 import { pointAtSimInstance, repoRoot, type TestProject, testProject } from "./project";
 
 // Stack config as parsed YAML, edited freely by tests.
@@ -86,7 +85,7 @@ function simStackOn(instance: SimInstance, plan: ClusterPlan, project: TestProje
   const ssh = async (name: string, command: string, input?: Buffer) => {
     const host = plan.hosts.find((h) => h.name === name);
     if (!host) throw new Error(`sim instance ${instance.name} has no host ${name}`);
-    const r = await run(sshArgs(plan, host, command), { timeoutMs: 600_000, input });
+    const r = await sshRun(plan, host, command, { timeoutMs: 600_000, input });
     if (r.code !== 0) throw new Error(`ssh ${name} '${command.slice(0, 120)}' exited ${r.code}: ${r.stderr || r.stdout}`);
     return r.stdout;
   };

@@ -1,6 +1,7 @@
 // The examples/ programs — Pulumi projects of their own that use reprobench as a package — previewed,
 // brought up, re-run and destroyed with the REAL engine against a sim instance of their own.
-// examples/own-program is TypeScript importing the built package (dist/components) by path.
+// examples/own-program is TypeScript importing the built package (dist/components) by path;
+// examples/python-program is Python on the component package in plugin/ (`pulumi package add`).
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -15,13 +16,24 @@ import { repoRoot, toolchainEnv } from "../helpers/project";
 const instance: SimInstance = { name: "examples", slot: 11 };
 let plan: ClusterPlan;
 const scratch: string[] = [];
-const stacks: Stack[] = [];
+/** Files of the checkout this suite made (none are tracked; removed in afterAll): what plugin/'s `npm install` built. */
+const created: string[] = [];
+/** Every stack made, destroyed in afterAll; `runProgram` for those whose delete hooks need the program. */
+const stacks: { stack: Stack; runProgram: boolean }[] = [];
 
-/** A copy of an example project in a temporary directory, its node_modules linking the checkout's and the package itself. */
-function exampleCopy(example: string): string {
+/** What a copy of an example leaves out: what `npm install`, `pulumi package add`, a venv or a file backend made there. */
+const GENERATED = new Set(["node_modules", "venv", "sdks", "__pycache__", ".state"]);
+
+/**
+ * A copy of an example project in a temporary directory, without what was generated in the checkout's.
+ * With `nodeModules`, its node_modules link the checkout's and the package itself (a TypeScript program).
+ */
+function exampleCopy(example: string, options: { nodeModules?: boolean } = { nodeModules: true }): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `reprobench-${example}-`));
   scratch.push(dir);
-  fs.cpSync(path.join(repoRoot, "examples", example), dir, { recursive: true, filter: (src) => !src.includes(`${path.sep}node_modules`) });
+  const from = path.join(repoRoot, "examples", example);
+  fs.cpSync(from, dir, { recursive: true, filter: (src) => !path.relative(from, src).split(path.sep).some((part) => GENERATED.has(part)) });
+  if (!options.nodeModules) return dir;
   // What `npm install` there makes of "reprobench": "file:../..": a link to the package, beside its dependencies.
   const modules = path.join(dir, "node_modules");
   fs.mkdirSync(modules);
@@ -30,6 +42,11 @@ function exampleCopy(example: string): string {
   }
   fs.symlinkSync(repoRoot, path.join(modules, "reprobench"));
   return dir;
+}
+
+/** An example's Pulumi project name: the namespace of its config keys. */
+function projectName(example: string): string {
+  return (YAML.parse(fs.readFileSync(path.join(repoRoot, "examples", example, "Pulumi.yaml"), "utf8")) as { name: string }).name;
 }
 
 /** An example's Pulumi.sim.yaml config pointed at this suite's sim instance (addresses, ports, key and state files). */
@@ -50,15 +67,19 @@ function simConfig(example: string): Record<string, unknown> {
   return config;
 }
 
+/** The environment a copy's stack runs in: the toolchain, a file backend in the copy, a passphrase. */
+function stackEnv(dir: string): Record<string, string> {
+  return { ...toolchainEnv(), PULUMI_BACKEND_URL: `file://${path.join(dir, ".state")}`, PULUMI_CONFIG_PASSPHRASE: "reprobench-test" };
+}
+
 /** A stack of the example copy at `dir`, on a file backend of its own, with `config` set (and `secrets` as secrets). */
-async function exampleStack(dir: string, config: Record<string, unknown>, secrets: Record<string, string>): Promise<Stack> {
-  const state = path.join(dir, ".state");
-  fs.mkdirSync(state);
-  const env = { ...toolchainEnv(), PULUMI_BACKEND_URL: `file://${state}`, PULUMI_CONFIG_PASSPHRASE: "reprobench-test" };
+async function exampleStack(dir: string, config: Record<string, unknown>, secrets: Record<string, string>, options: { runProgram?: boolean } = {}): Promise<Stack> {
+  fs.mkdirSync(path.join(dir, ".state"), { recursive: true });
+  const env = stackEnv(dir);
   const root = path.join(repoRoot, ".toolchain");
   const pulumiCommand = fs.existsSync(path.join(root, "bin/pulumi")) ? await PulumiCommand.get({ root }) : undefined;
   const stack = await LocalWorkspace.createOrSelectStack({ stackName: "sim", workDir: dir }, { envVars: env, pulumiCommand });
-  stacks.push(stack);
+  stacks.push({ stack, runProgram: options.runProgram ?? false });
   const values = Object.fromEntries(Object.entries(config).map(([k, v]) => [k, { value: typeof v === "string" ? v : JSON.stringify(v) }]));
   await stack.setAllConfig({ ...values, ...Object.fromEntries(Object.entries(secrets).map(([k, v]) => [k, { value: v, secret: true }])) });
   return stack;
@@ -77,8 +98,14 @@ beforeAll(async () => {
 }, 1_200_000);
 
 afterAll(async () => {
-  for (const stack of stacks) await stack.destroy({ onOutput: () => undefined }).catch(() => undefined);
+  const quiet = () => undefined;
+  for (const { stack, runProgram } of stacks) {
+    // With the program when its delete hooks need it; without, should the program no longer run.
+    const destroy = (withProgram: boolean) => stack.destroy({ onOutput: quiet, runProgram: withProgram, signal: AbortSignal.timeout(900_000) });
+    await destroy(runProgram).catch(() => (runProgram ? destroy(false) : undefined)).catch(() => undefined);
+  }
   for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
+  for (const file of created) fs.rmSync(file, { recursive: true, force: true });
   await simDown({ root: repoRoot, instance, discardResults: true });
 }, 1_200_000);
 
@@ -94,7 +121,7 @@ describe("examples/own-program: a TypeScript program of its own on the package",
   });
 
   it("previews one worker, the router, Harbor and a run of its own, contacting no host", async () => {
-    stack = await exampleStack(dir, simConfig("own-program"), { "reprobench-own-program:proxyUpstream": "http://127.0.0.1:27890" });
+    stack = await exampleStack(dir, simConfig("own-program"), { [`${projectName("own-program")}:proxyUpstream`]: "http://127.0.0.1:27890" });
     let output = "";
     const preview = await stack.preview({ onOutput: (o) => (output += o) });
     console.log(output.split("\n").slice(-40).join("\n"));
@@ -120,6 +147,107 @@ describe("examples/own-program: a TypeScript program of its own on the package",
     const again = await stack.up({ onOutput: () => undefined });
     expect(Object.keys(again.summary.resourceChanges ?? {}).filter((k) => k !== "same")).toEqual([]);
     const down = await stack.destroy({ onOutput: () => undefined });
+    expect(down.summary.result).toBe("succeeded");
+    const left = await stack.exportStack();
+    expect((left.deployment as { resources?: unknown[] }).resources ?? []).toHaveLength(0);
+  }, 2_400_000);
+});
+
+describe("examples/python-program: a Python program on the component package (plugin/)", () => {
+  const project = projectName("python-program");
+  const plugin = path.join(repoRoot, "plugin");
+  const quiet = () => undefined;
+  /** Seconds each step took: what the Python example adds to the suite. */
+  const took: Record<string, number> = {};
+  async function timed<T>(step: string, f: () => Promise<T>): Promise<T> {
+    const t0 = Date.now();
+    try {
+      return await f();
+    } finally {
+      took[step] = Math.round((Date.now() - t0) / 100) / 10;
+    }
+  }
+  /** Files under plugin/ and the example that git would list as new (neither tracked nor ignored). */
+  async function untracked(): Promise<string[]> {
+    const ls = await run(["git", "-C", repoRoot, "ls-files", "--others", "--exclude-standard", "--", "plugin", "examples/python-program"], { timeoutMs: 60_000 });
+    expect(ls.code, ls.stderr).toBe(0);
+    return ls.stdout.split("\n").filter(Boolean).sort();
+  }
+  let dir: string;
+  let stack: Stack;
+
+  afterAll(() => console.log(`examples/python-program: seconds per step ${JSON.stringify(took)}`));
+
+  it("gets its SDK from `pulumi package add` of the checkout's plugin/, in a venv with the pinned Python SDK", async () => {
+    // The Python language host beside the toolchain's pulumi (built once from its source archive, then cached).
+    const host = await timed("python host", () => run(["bash", path.join(repoRoot, "scripts/toolchain.sh"), "--python"], { timeoutMs: 900_000 }));
+    expect(host.code, host.stderr).toBe(0);
+    dir = exampleCopy("python-program", { nodeModules: false });
+    // The project as it was before `pulumi package add`: no packages entry, no requirement of its SDK.
+    const committedYaml = YAML.parse(fs.readFileSync(path.join(dir, "Pulumi.yaml"), "utf8")) as { packages?: Record<string, string> };
+    const committedRequirements = fs.readFileSync(path.join(dir, "requirements.txt"), "utf8");
+    const doc = YAML.parseDocument(fs.readFileSync(path.join(dir, "Pulumi.yaml"), "utf8"));
+    doc.delete("packages");
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), doc.toString());
+    fs.writeFileSync(path.join(dir, "requirements.txt"), committedRequirements.split("\n").filter((l) => !l.startsWith("sdks/")).join("\n"));
+
+    const venv = await timed("venv", () => run(["bash", path.join(repoRoot, "scripts/python-venv.sh"), dir], { timeoutMs: 600_000 }));
+    expect(venv.code, venv.stderr).toBe(0);
+
+    // package add builds plugin/ in the checkout (its npm install → prepare): index.js, git-ignored, and
+    // nothing installed there (no second @pulumi/pulumi). What was not there before goes in afterAll.
+    for (const f of ["index.js", "node_modules", "package-lock.json"]) if (!fs.existsSync(path.join(plugin, f))) created.push(path.join(plugin, f));
+    const before = await untracked();
+    const pulumiBin = fs.existsSync(path.join(repoRoot, ".toolchain/bin/pulumi")) ? path.join(repoRoot, ".toolchain/bin/pulumi") : "pulumi";
+    const add = await timed("package add", () => run([pulumiBin, "package", "add", plugin], { cwd: dir, env: { ...process.env, ...stackEnv(dir) }, timeoutMs: 900_000 }));
+    expect(add.code, `${add.stdout}\n${add.stderr}`).toBe(0);
+    expect(fs.existsSync(path.join(dir, "sdks/reprobench/pulumi_reprobench/bench_cluster.py"))).toBe(true);
+    // It wrote what the example commits: the package from this checkout's plugin/, the SDK's requirement.
+    expect((YAML.parse(fs.readFileSync(path.join(dir, "Pulumi.yaml"), "utf8")) as { packages?: unknown }).packages).toEqual({ reprobench: plugin });
+    expect(Object.keys(committedYaml.packages ?? {})).toEqual(["reprobench"]);
+    expect(path.resolve(repoRoot, "examples/python-program", committedYaml.packages?.reprobench ?? "")).toBe(plugin);
+    expect(fs.readFileSync(path.join(dir, "requirements.txt"), "utf8").trim()).toBe(committedRequirements.trim());
+    expect(fs.existsSync(path.join(plugin, "index.js"))).toBe(true);
+    expect(fs.existsSync(path.join(plugin, "node_modules"))).toBe(false);
+    expect(fs.existsSync(path.join(plugin, "package-lock.json"))).toBe(false);
+    expect(await untracked()).toEqual(before);
+
+    // The venv again: package add's pip install kept the pinned SDK, and a second run changes nothing.
+    const again = await timed("venv again", () => run(["bash", path.join(repoRoot, "scripts/python-venv.sh"), dir], { timeoutMs: 600_000 }));
+    expect(again.code, again.stderr).toBe(0);
+  }, 2_400_000);
+
+  it("previews the cluster — one worker, the router, Harbor and its own run — contacting no host", async () => {
+    stack = await exampleStack(dir, simConfig("python-program"), { [`${project}:proxyUpstream`]: "http://127.0.0.1:27890" }, { runProgram: true });
+    let output = "";
+    const preview = await timed("preview", () => stack.preview({ onOutput: (o) => (output += o), signal: AbortSignal.timeout(900_000) }));
+    console.log(output.split("\n").slice(-40).join("\n"));
+    const parts: [string, string][] = [
+      // The package's facade, and the real component it builds as its child.
+      ["reprobench:index:BenchCluster", "bench"], ["reprobench:cluster:BenchCluster", "bench"],
+      ["reprobench:cluster:ModelServer", "worker-a-sglang"], ["reprobench:cluster:SglangRouter", "router"],
+      ["reprobench:runner:HarborRunner", "harbor"], ["reprobench:runner:TaskDataset", "harbor"], ["reprobench:run:BenchmarkRun", "benchmark"],
+    ];
+    for (const [type, name] of parts) expect(output, `${type} ${name}`).toMatch(new RegExp(`${type}\\s+${name}\\s+create`));
+    expect(output).not.toMatch(/worker-b-sglang\s/);
+    expect(preview.changeSummary.create ?? 0).toBeGreaterThan(20);
+  }, 900_000);
+
+  it("up runs the cluster's own job through the router; a second up changes nothing; destroy with the program leaves nothing", async () => {
+    const up = await timed("up", () => stack.up({ onOutput: (o) => process.stdout.write(o), signal: AbortSignal.timeout(1_800_000) }));
+    expect(up.summary.result).toBe("succeeded");
+    expect(up.outputs.jobState.value).toBe("finished");
+    const summary = up.outputs.jobSummary.value as { trials: number; errors: number; finished: boolean };
+    expect(summary.trials).toBe(3);
+    expect(summary.errors).toBe(0);
+    expect(summary.finished).toBe(true);
+    expect(String(up.outputs.routerUrl.value)).toMatch(/^http:\/\//);
+    expect(Object.keys(up.outputs.workerUrls.value as Record<string, string>)).toEqual(["worker-a"]);
+    for (const image of Object.values(up.outputs.serverImages.value as Record<string, string>)) expect(image).toMatch(/@sha256:[0-9a-f]{64}$/);
+    const again = await timed("second up", () => stack.up({ onOutput: quiet, signal: AbortSignal.timeout(900_000) }));
+    expect(Object.keys(again.summary.resourceChanges ?? {}).filter((k) => k !== "same")).toEqual([]);
+    // With the program: the restart guard's delete hooks are registered by it.
+    const down = await timed("destroy", () => stack.destroy({ onOutput: quiet, runProgram: true, signal: AbortSignal.timeout(900_000) }));
     expect(down.summary.result).toBe("succeeded");
     const left = await stack.exportStack();
     expect((left.deployment as { resources?: unknown[] }).resources ?? []).toHaveLength(0);

@@ -2,7 +2,7 @@
 // echoes api_key, admin_api_key and ssl_keyfile_password (sgl-project/sglang#30166, #37499); none of them,
 // nor the key's value anywhere else, may be recorded.
 import { describe, expect, it } from "vitest";
-import { recordedServerInfo } from "../../../components/model-server";
+import { recordedServerInfo } from "../../../components/model-server-spec";
 import { runManifest } from "../../../components/run-config";
 
 const KEY = "sk-SENTINEL-4f1d2c9b8a7e6d5c4b3a2f1e0d9c";

@@ -1,4 +1,4 @@
-// components/ssh.ts: the one SSH transport. The docker provider's ssh:// URL and known_hosts line follow
+// components/transport.ts: the one SSH transport. The docker provider's ssh:// URL and known_hosts line follow
 // OpenSSH's forms (IPv6 in brackets, [host]:port off port 22), and the key material it needs on disk is
 // written once, private (0600 files in a 0700 dir), under paths named by content alone.
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";

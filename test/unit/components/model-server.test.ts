@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import { type ReprobenchConfig, type ResolvedModelServerSettings, formatProblems, parseConfig, readStackFile, sglangCommand, workerSettings } from "../../../components/config";
 import { envPrelude, hostScript } from "../../../components/host-script";
 import { MANAGED_LABEL, ROLE_LABEL, apiKeyEntrypoint } from "../../../components/container-spec";
-import { expectedServerInfo } from "../../../components/model-server";
-import { workerContainerSpec, workerGateEnv, workerGateScript } from "../../../components/sglang-worker";
+import { expectedServerInfo } from "../../../components/model-server-spec";
+import { workerContainerSpec, workerGateEnv, workerGateScript } from "../../../components/model-server";
 import { execArgv } from "../../helpers/entrypoint";
 
 const REPO = resolve(__dirname, "../../..");
