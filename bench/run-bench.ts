@@ -16,8 +16,7 @@ import { harborSchema } from "../components/config/schema";
 import type { NetworkConditions } from "../sim/outside";
 import { setNetworkConditions } from "../sim/settings";
 import { simDown, simUp } from "../sim/cluster";
-import { sshArgs } from "../sim/ssh";
-import { run } from "../sim/exec";
+import { sshRun } from "../sim/ssh";
 import { pointAtSimInstance, repoRoot, testProject } from "../test/helpers/project";
 
 const instance = { name: "runbench", slot: 5 };
@@ -48,7 +47,7 @@ async function main(): Promise<void> {
   const { plan } = await simUp({ root: repoRoot, instance, log: () => undefined });
   const runner = plan.hosts.find((h) => h.name === "worker-b")!;
   const ssh = async (script: string, timeoutMs = 1_800_000) => {
-    const r = await run(sshArgs(plan, runner, "bash -s"), { input: script, timeoutMs });
+    const r = await sshRun(plan, runner, "bash -s", { input: script, timeoutMs });
     if (r.code !== 0) throw new Error(`runner script failed (${r.code}): ${r.stderr.slice(-800)}`);
     return r.stdout;
   };

@@ -18,7 +18,7 @@ import { ForeignInstanceError, foreignInstanceMessage, instanceResources, judgeO
 import { ensureRegistryPassword, scenarioQuota, writeQuotaFile, type RegistryQuota } from "./registry";
 import { ensureMirror, ensureOutsideServer, ensureProxy, ensureRegistry } from "./services";
 import { readRegistryQuota } from "./settings";
-import { ensureKeys, knownHostsText, sshArgs } from "./ssh";
+import { ensureKeys, knownHostsText, sshRun } from "./ssh";
 
 export interface UpReport {
   plan: ClusterPlan;
@@ -276,7 +276,7 @@ export async function simStatus(options: SimOptions): Promise<StatusReport> {
       const s = await tryDocker(["exec", host.container, "systemctl", "is-system-running"], 15_000);
       systemd = (s.stdout.trim() || s.stderr.trim() || "unknown").split("\n")[0];
       if (keysPresent) {
-        const r = await run(sshArgs(plan, host, "docker version --format '{{.Server.Version}}'"), { timeoutMs: 20_000 });
+        const r = await sshRun(plan, host, "docker version --format '{{.Server.Version}}'", { timeoutMs: 20_000 });
         ssh = r.code !== 255; // 255: ssh itself failed; anything else means sshd let us in
         dockerVersion = r.code === 0 ? r.stdout.trim() : "down";
       }

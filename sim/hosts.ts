@@ -3,11 +3,11 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { docker, tryDocker } from "./docker";
 import { hostCreateArgs, simLabels } from "./docker-args";
-import { mustRun, run, waitFor } from "./exec";
+import { mustRun, waitFor } from "./exec";
 import { simCacheDir } from "./images";
 import { AGENT_WHEELS_DIR, FORWARDER_PORT, FORWARDER_UPSTREAM_FILE, MODEL_DIR, RUNNER_HOST, SUDO_USER, WHEELS_DIR, type ClusterPlan, type HostPlan } from "./layout";
 import type { Log } from "./log";
-import { sshArgs } from "./ssh";
+import { sshRun } from "./ssh";
 
 export async function createHost(plan: ClusterPlan, host: HostPlan, image: string): Promise<void> {
   const abs = (p: string) => join(plan.root, p);
@@ -84,7 +84,7 @@ function runnerOf(plan: ClusterPlan): HostPlan {
 export async function waitHostReady(plan: ClusterPlan, host: HostPlan, proxyUrl: string, log: Log, currentImage: boolean): Promise<void> {
   const started = Date.now();
   let last = "";
-  const ssh = (command: string, timeoutMs = 30_000) => run(sshArgs(plan, host, command), { timeoutMs });
+  const ssh = (command: string, timeoutMs = 30_000) => sshRun(plan, host, command, { timeoutMs });
   await waitFor(
     `sshd on ${host.name} (127.0.0.1:${host.sshPort})`,
     async () => {
@@ -106,7 +106,7 @@ export async function waitHostReady(plan: ClusterPlan, host: HostPlan, proxyUrl:
   // The local stack logs in to worker-a as the sudo user: it must log in, sudo without a password and
   // use the Docker socket (a host from an older image has no such user: simUp notes it).
   if (currentImage) {
-    const login = await run(sshArgs(plan, host, "sudo -n true && docker version --format '{{.Server.Version}}'", SUDO_USER), { timeoutMs: 30_000 });
+    const login = await sshRun(plan, host, "sudo -n true && docker version --format '{{.Server.Version}}'", { user: SUDO_USER, timeoutMs: 30_000 });
     if (login.code !== 0) {
       throw new Error(`${host.name}: the user ${SUDO_USER} (NOPASSWD sudo, docker group; Pulumi.local.yaml logs in to worker-a as it) cannot log in, sudo or use docker there: ${(login.stderr || login.stdout).trim().split("\n").slice(-2).join(" ")}`);
     }
@@ -120,7 +120,7 @@ export async function waitHostReady(plan: ClusterPlan, host: HostPlan, proxyUrl:
   await waitFor(
     `${registryUrl} through ${plan.proxy.hostname}:${plan.proxy.port} from ${host.name}`,
     async () => {
-      const r = await run(sshArgs(plan, host, viaProxy), { input: `${proxyUrl}\n`, timeoutMs: 40_000 });
+      const r = await sshRun(plan, host, viaProxy, { input: `${proxyUrl}\n`, timeoutMs: 40_000 });
       last = (r.stderr || r.stdout).trim();
       return r.code === 0 ? true : undefined;
     },

@@ -1,7 +1,9 @@
-// SSH to the sim hosts: the client and host key pairs, the known_hosts that pins them, and an ssh argv that trusts only those.
+// SSH to the sim hosts: the client and host key pairs, the known_hosts that pins them, and an ssh argv that
+// trusts only those (components/transport.ts's sshArgv over the key files), run by the transport too.
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { mustRun } from "./exec";
+import { runArgv, sshArgv } from "../components/transport";
+import { mustRun, type RunResult } from "./exec";
 import type { ClusterPlan, HostPlan } from "./layout";
 
 /** "type base64" without the comment: the exact line the stack pins. */
@@ -18,20 +20,24 @@ export function knownHostsText(hosts: HostPlan[], keyLines: Record<string, strin
 
 /** ssh argv that trusts only the pinned host key and only our generated client key (as root, or `user`). */
 export function sshArgs(plan: ClusterPlan, host: HostPlan, command: string, user = "root"): string[] {
-  return [
-    "ssh",
-    "-i", join(plan.root, plan.privateKeyFile),
-    "-o", "IdentitiesOnly=yes",
-    "-o", "BatchMode=yes",
-    "-o", "StrictHostKeyChecking=yes",
-    "-o", `UserKnownHostsFile=${join(plan.root, plan.knownHostsFile)}`,
-    "-o", "GlobalKnownHostsFile=/dev/null",
-    "-o", "ConnectTimeout=5",
-    "-o", "LogLevel=ERROR",
-    "-p", String(host.sshPort),
-    `${user}@${host.sshHost}`,
-    command,
-  ];
+  const target = { host: host.sshHost, port: host.sshPort, user, keyFile: join(plan.root, plan.privateKeyFile), knownHostsFile: join(plan.root, plan.knownHostsFile) };
+  return sshArgv(target, command, { connectTimeoutSecs: 5, options: ["GlobalKnownHostsFile=/dev/null", "LogLevel=ERROR"], userAtHost: true });
+}
+
+/**
+ * Runs `command` on a sim host over ssh (sshArgs, as root or `user`) through the transport, `input` on
+ * stdin; resolves as sim/exec.ts `run` does: exit 124 after `timeoutMs` (default 120 s), 127 when ssh
+ * cannot be started, the reason appended to stderr.
+ */
+export async function sshRun(plan: ClusterPlan, host: HostPlan, command: string, o: { input?: string | Buffer; timeoutMs?: number; user?: string } = {}): Promise<RunResult> {
+  const argv = sshArgs(plan, host, command, o.user);
+  const timeoutMs = o.timeoutMs ?? 120_000;
+  try {
+    const r = await runArgv(argv, { input: o.input, timeoutMs });
+    return { code: r.timedOut ? 124 : (r.code ?? 1), stdout: r.stdout, stderr: r.timedOut ? `${r.stderr}\ntimed out after ${timeoutMs} ms` : r.stderr };
+  } catch (e) {
+    return { code: 127, stdout: "", stderr: `\n${argv[0]}: ${(e as Error).message}` };
+  }
 }
 
 /** Generates a key pair once; later calls keep it (host keys must stay stable across `sim up`). */

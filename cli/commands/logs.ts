@@ -1,11 +1,10 @@
 // `reprobench logs [--stack S] [SOURCE] [-f] [-n N]`: the logs of a stack's job and servers over SSH, by
 // name (cli/stack-access.ts resolves hosts, containers and files from the stack's outputs).
-import { spawn } from "node:child_process";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import type { Command } from "./command";
 import type { StackAccess } from "../stack-access";
-import { hostArgv, shellQuote } from "../../components/transport";
+import { hostArgv, shellQuote, spawnPiped } from "../../components/transport";
 import { SECRET_ARG_SPELLINGS, maskText, secretArgMention } from "../../results/harbor";
 
 const root = path.resolve(__dirname, "..", "..");
@@ -166,9 +165,9 @@ export const logs: Command = {
 };
 
 /**
- * Runs `argv` (the ssh command) with its stdout and stderr masked by LogMasker on the way to `out`/`err`;
- * resolves to its exit status (0 after Ctrl-C). Ctrl-C ends ssh (and the remote tail); this process stays
- * to print what ssh still sends, masked.
+ * Runs `argv` (the ssh command, started by the transport's spawnPiped) with its stdout and stderr masked
+ * by LogMasker on the way to `out`/`err`; resolves to its exit status (0 after Ctrl-C). Ctrl-C ends ssh
+ * (and the remote tail); this process stays to print what ssh still sends, masked.
  */
 export async function spawnMasked(
   argv: readonly string[],
@@ -180,7 +179,7 @@ export async function spawnMasked(
   process.on("SIGINT", onSigint);
   try {
     return await new Promise<number>((resolve, reject) => {
-      const child = spawn(argv[0], argv.slice(1), { stdio: ["inherit", "pipe", "pipe"] });
+      const child = spawnPiped(argv);
       const copied = Promise.all([pipeMasked(child.stdout, out, new LogMasker(secrets)), pipeMasked(child.stderr, err, new LogMasker(secrets))]);
       child.on("error", reject);
       child.on("close", (code, signal) => void copied.then(() => resolve(signal === "SIGINT" ? 0 : (code ?? 1))));

@@ -1,12 +1,12 @@
 // `reprobench pull --stack S [DIR]` or `reprobench pull <ssh target> <remote job dir> <local dir>` — resumable
-// copy of a job dir from the runner host. argv construction is pure (results/pull.ts); this file runs the
-// processes; the stack form finds the runner, its key and the job through the stack's outputs.
-import { spawn, spawnSync } from "node:child_process";
+// copy of a job dir from the runner host. argv construction is pure (results/pull.ts); this file runs it
+// through components/transport.ts; the stack form finds the runner, its key and the job through the
+// stack's outputs.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import type { Command } from "./command";
-import { localHasRsync, shellQuote } from "../../components/transport";
+import { localHasRsync, pipeArgv, runArgvSync, shellQuote } from "../../components/transport";
 import {
   filesToFetch,
   localJobDir,
@@ -52,12 +52,6 @@ while the job is still running. rsync over ssh when both hosts have rsync (parti
 else tar over ssh of only the files that are missing, of another size, or older locally. Never deletes
 local files. ssh runs in BatchMode (keys or an agent, no password prompts).`;
 
-function run(argv: string[], opts: { input?: string } = {}): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(argv[0], argv.slice(1), { input: opts.input, encoding: "utf8", maxBuffer: 512 * 1024 * 1024 });
-  if (r.error) throw new Error(`${argv[0]}: ${r.error.message}`);
-  return { code: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
-}
-
 function localListing(root: string): Map<string, { size: number; mtime: number }> {
   const out = new Map<string, { size: number; mtime: number }>();
   const walk = (rel: string): void => {
@@ -82,30 +76,16 @@ function localListing(root: string): Map<string, { size: number; mtime: number }
 
 /** tar-over-ssh pass: returns the number of files fetched. */
 export async function pullWithTar(o: PullOptions): Promise<number> {
-  const listing = run(remoteListArgv(o));
+  const listing = runArgvSync(remoteListArgv(o));
   if (listing.code !== 0) throw new Error(`listing ${o.target}:${o.remoteDir} failed (exit ${listing.code}): ${listing.stderr.trim()}`);
   const dest = localJobDir(o);
   fs.mkdirSync(dest, { recursive: true });
   const wanted = filesToFetch(parseListing(listing.stdout), localListing(dest));
   if (wanted.length === 0) return 0;
-  const [sshBin, ...sshArgs] = remoteTarArgv(o);
-  const [tarBin, ...tarArgs] = localUntarArgv(o);
-  await new Promise<void>((resolve, reject) => {
-    const remote = spawn(sshBin, sshArgs, { stdio: ["pipe", "pipe", "inherit"] });
-    const local = spawn(tarBin, tarArgs, { stdio: ["pipe", "inherit", "inherit"] });
-    remote.stdout.pipe(local.stdin);
-    remote.stdin.end(wanted.map((w) => `${w}\0`).join(""));
-    let remoteCode: number | null = null;
-    remote.on("error", reject);
-    local.on("error", reject);
-    remote.on("exit", (code) => (remoteCode = code));
-    local.on("exit", (code) => {
-      // GNU tar exits 1 for "file changed as we read it" (a running job): the next pull completes it.
-      if (code !== 0) reject(new Error(`local tar exited ${code}`));
-      else if (remoteCode !== null && remoteCode > 1) reject(new Error(`remote tar exited ${remoteCode}`));
-      else resolve();
-    });
-  });
+  const exit = await pipeArgv(remoteTarArgv(o), wanted.map((w) => `${w}\0`).join(""), localUntarArgv(o));
+  // GNU tar exits 1 for "file changed as we read it" (a running job): the next pull completes it.
+  if (exit.local !== 0) throw new Error(`local tar exited ${exit.local}`);
+  if (exit.remote !== null && exit.remote > 1) throw new Error(`remote tar exited ${exit.remote}`);
   return wanted.length;
 }
 
@@ -163,21 +143,19 @@ export const pull: Command = {
     fs.mkdirSync(o.localDir, { recursive: true });
     let method = values.method;
     if (method === "auto") {
-      method = localHasRsync() && run(remoteHasRsyncArgv(o)).code === 0 ? "rsync" : "tar";
+      method = localHasRsync() && runArgvSync(remoteHasRsyncArgv(o)).code === 0 ? "rsync" : "tar";
     }
     let code = 0;
     if (method === "rsync") {
       const argv = rsyncArgv(o);
       console.log(`rsync → ${localJobDir(o)}`);
-      const r = spawnSync(argv[0], argv.slice(1), { stdio: "inherit" });
-      if (r.error) throw new Error(`rsync: ${r.error.message}`);
-      code = r.status ?? 1;
+      code = runArgvSync(argv, { inherit: true }).code;
     } else {
       const n = await pullWithTar(o);
       console.log(`tar over ssh → ${localJobDir(o)}: ${n} file(s) fetched${n === 0 ? " (already complete)" : ""}`);
     }
     if (code === 0 && manifest) {
-      const r = run([...sshArgv(o), o.target, `cat ${shellQuote(manifest.remote)}`]);
+      const r = runArgvSync([...sshArgv(o), o.target, `cat ${shellQuote(manifest.remote)}`]);
       if (r.code === 0) {
         fs.writeFileSync(manifest.local, r.stdout);
         console.log(`run manifest → ${manifest.local}`);

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterPlan } from "../../sim/layout";
-import { sshArgs } from "../../sim/ssh";
+import { sshRun } from "../../sim/ssh";
 import { run } from "../../sim/exec";
 import { repoRoot } from "../helpers/project";
 import { type LooseConfig, type SimStack, simStack, trialOutcomes } from "../helpers/sim-stack";
@@ -125,7 +125,7 @@ describe("non-root SSH with sudo (real engine, simulated hosts)", () => {
   it("up as bench converges and scores the job, with root's SSH login refused on worker-a", async () => {
     // Root may not log in to worker-a from here on: whatever the program does there, it does as bench.
     await inHost("worker-a", "printf 'PermitRootLogin no\\n' >/etc/ssh/sshd_config.d/00-no-root.conf && systemctl reload ssh");
-    const rootTry = await run(sshArgs(plan, plan.hosts[0], "true"), { timeoutMs: 30_000 });
+    const rootTry = await sshRun(plan, plan.hosts[0], "true", { timeoutMs: 30_000 });
     expect(rootTry.code).not.toBe(0);
     const cursor = /-- cursor: (\S+)/.exec(await inHost("worker-a", "journalctl -n 0 --show-cursor --no-pager"))?.[1];
     expect(cursor).toBeDefined();

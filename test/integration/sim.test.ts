@@ -14,7 +14,8 @@ import { createHash } from "node:crypto";
 import { listSimResources } from "../../sim/docker";
 import { setNetworkConditions } from "../../sim/settings";
 import { simDown, simUp } from "../../sim/cluster";
-import { sshArgs } from "../../sim/ssh";
+import { runArgv } from "../../components/transport";
+import { sshArgs, sshRun } from "../../sim/ssh";
 import { MODEL_DIR, JOBS_DIR, type ClusterPlan, type HostPlan, type SimInstance } from "../../sim/layout";
 import { mustRun, run, waitFor } from "../../sim/exec";
 import { simCacheDir } from "../../sim/images";
@@ -34,7 +35,7 @@ const WORKER_PORT = 30001;
 const ROUTER_PORT = 30000;
 
 let plan: ClusterPlan;
-const ssh = (host: HostPlan, command: string, timeoutMs = 120_000) => run(sshArgs(plan, host, command), { timeoutMs });
+const ssh = (host: HostPlan, command: string, timeoutMs = 120_000) => sshRun(plan, host, command, { timeoutMs });
 const mustSsh = async (host: HostPlan, command: string, timeoutMs = 120_000) => {
   const r = await ssh(host, command, timeoutMs);
   if (r.code !== 0) throw new Error(`ssh ${host.name} '${command}' exited ${r.code}: ${r.stderr || r.stdout}`);
@@ -42,7 +43,7 @@ const mustSsh = async (host: HostPlan, command: string, timeoutMs = 120_000) => 
 };
 /** Runs `command` on a host with the proxy variables set from the instance's proxy-url (sent on stdin). */
 const viaProxy = (host: HostPlan, command: string, timeoutMs = 120_000) =>
-  run(sshArgs(plan, host, `IFS= read -r u; export http_proxy="$u" https_proxy="$u" HTTP_PROXY="$u" HTTPS_PROXY="$u"; ${command}`), {
+  sshRun(plan, host, `IFS= read -r u; export http_proxy="$u" https_proxy="$u" HTTP_PROXY="$u" HTTPS_PROXY="$u"; ${command}`, {
     input: readFileSync(join(root, plan.proxyUrlFile), "utf8"),
     timeoutMs,
   });
@@ -111,19 +112,19 @@ describe("simulated cluster (real docker)", () => {
       // worker-b's key recorded for worker-a's address: OpenSSH must refuse the connection.
       const wrong = join(dir, "known_hosts_wrong");
       writeFileSync(wrong, `[${a.sshHost}]:${a.sshPort} ${readFileSync(join(root, b.hostKeyFile), "utf8").trim()}\n`);
-      const refused = await run(withKnownHosts(wrong, a), { timeoutMs: 30_000 });
+      const refused = await runArgv(withKnownHosts(wrong, a), { timeoutMs: 30_000 });
       expect(refused.code).toBe(255);
       expect(refused.stderr).toMatch(/REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed/);
       // No entry at all: StrictHostKeyChecking=yes refuses instead of trusting on first use.
       const empty = join(dir, "known_hosts_empty");
       writeFileSync(empty, "");
-      const unknown = await run(withKnownHosts(empty, a), { timeoutMs: 30_000 });
+      const unknown = await runArgv(withKnownHosts(empty, a), { timeoutMs: 30_000 });
       expect(unknown.code).toBe(255);
       expect(unknown.stderr).toMatch(/Host key verification failed|No ED25519 host key is known/);
       // The right host key but a client key the host does not know: root login is by our key only.
       const foreign = join(dir, "foreign_key");
       await mustRun(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", foreign], { timeoutMs: 30_000 });
-      const denied = await run(withKnownHosts(join(root, plan.knownHostsFile), a, foreign), { timeoutMs: 30_000 });
+      const denied = await runArgv(withKnownHosts(join(root, plan.knownHostsFile), a, foreign), { timeoutMs: 30_000 });
       expect(denied.code).toBe(255);
       expect(denied.stderr).toMatch(/Permission denied \(publickey\)/);
     } finally {
