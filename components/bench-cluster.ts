@@ -166,7 +166,7 @@ export class BenchCluster extends pulumi.ComponentResource {
     const stack = pulumi.getStack();
     const stackId = args.stackId ?? `${project}.${stack}`;
     const loaded = clusterConfigOf(args, {
-      projectDir: args.projectDir ?? (pulumi.runtime.getRootDirectory() || process.cwd()),
+      projectDir: args.projectDir ?? programDirectory(),
       requireSecrets: !pulumi.runtime.isDryRun(),
       warn: (m) => void pulumi.log.warn(m, this),
     });
@@ -285,7 +285,7 @@ export class BenchCluster extends pulumi.ComponentResource {
       ? new TaskDataset(
           "harbor",
           {
-            host: runner, settings: config.harbor, projectDir: args.projectDir ?? (pulumi.runtime.getRootDirectory() || process.cwd()),
+            host: runner, settings: config.harbor, projectDir: args.projectDir ?? programDirectory(),
             formerParents: [harbor, pulumi.createUrn("harbor", "reprobench:runner:HarborRunner")],
           },
           child({ dependsOn: [harbor] }),
@@ -377,6 +377,15 @@ export function runInputs(cluster: ClusterHandle) {
     workerServerInfo: cluster.workerServerInfo,
     serverImages: cluster.serverImages,
   };
+}
+
+/**
+ * The program's directory: Pulumi's root directory, or, where that is no directory (a component served to
+ * another language's program, whose provider process gets a placeholder), the directory it runs in.
+ */
+export function programDirectory(): string {
+  const root = pulumi.runtime.getRootDirectory();
+  return root && existsSync(root) ? root : process.cwd();
 }
 
 /** This package's version (recorded in run manifests), from its package.json: above components/, or above dist/components/ once built. */

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { run } from "../../sim/exec";
+import { lastLines, run } from "../../sim/exec";
 import type { ClusterPlan, SimInstance } from "../../sim/layout";
 import { simDown, simUp } from "../../sim/cluster";
 import { repoRoot, toolchainEnv } from "../helpers/project";
@@ -18,8 +18,8 @@ let plan: ClusterPlan;
 const scratch: string[] = [];
 /** Files of the checkout this suite made (none are tracked; removed in afterAll): what plugin/'s `npm install` built. */
 const created: string[] = [];
-/** Every stack made, destroyed in afterAll; `runProgram` for those whose delete hooks need the program. */
-const stacks: { stack: Stack; runProgram: boolean }[] = [];
+/** Every stack made, destroyed in afterAll. */
+const stacks: Stack[] = [];
 
 /** What a copy of an example leaves out: what `npm install`, `pulumi package add`, a venv or a file backend made there. */
 const GENERATED = new Set(["node_modules", "venv", "sdks", "__pycache__", ".state"]);
@@ -73,13 +73,13 @@ function stackEnv(dir: string): Record<string, string> {
 }
 
 /** A stack of the example copy at `dir`, on a file backend of its own, with `config` set (and `secrets` as secrets). */
-async function exampleStack(dir: string, config: Record<string, unknown>, secrets: Record<string, string>, options: { runProgram?: boolean } = {}): Promise<Stack> {
+async function exampleStack(dir: string, config: Record<string, unknown>, secrets: Record<string, string>): Promise<Stack> {
   fs.mkdirSync(path.join(dir, ".state"), { recursive: true });
   const env = stackEnv(dir);
   const root = path.join(repoRoot, ".toolchain");
   const pulumiCommand = fs.existsSync(path.join(root, "bin/pulumi")) ? await PulumiCommand.get({ root }) : undefined;
   const stack = await LocalWorkspace.createOrSelectStack({ stackName: "sim", workDir: dir }, { envVars: env, pulumiCommand });
-  stacks.push({ stack, runProgram: options.runProgram ?? false });
+  stacks.push(stack);
   const values = Object.fromEntries(Object.entries(config).map(([k, v]) => [k, { value: typeof v === "string" ? v : JSON.stringify(v) }]));
   await stack.setAllConfig({ ...values, ...Object.fromEntries(Object.entries(secrets).map(([k, v]) => [k, { value: v, secret: true }])) });
   return stack;
@@ -97,13 +97,23 @@ beforeAll(async () => {
   }
 }, 1_200_000);
 
-afterAll(async () => {
+/**
+ * Destroys every stack made so far (a no-op for one already destroyed): with the program, as its delete
+ * hooks need, and without should the program no longer run. A host belongs to one stack, so an example
+ * gets the sim's hosts only once the one before it let go of them, even when its test failed midway.
+ */
+async function destroyStacks(): Promise<void> {
   const quiet = () => undefined;
-  for (const { stack, runProgram } of stacks) {
-    // With the program when its delete hooks need it; without, should the program no longer run.
-    const destroy = (withProgram: boolean) => stack.destroy({ onOutput: quiet, runProgram: withProgram, signal: AbortSignal.timeout(900_000) });
-    await destroy(runProgram).catch(() => (runProgram ? destroy(false) : undefined)).catch(() => undefined);
+  for (const stack of stacks) {
+    const destroy = (runProgram: boolean) => stack.destroy({ onOutput: quiet, runProgram, signal: AbortSignal.timeout(900_000) });
+    await destroy(true)
+      .catch(() => destroy(false))
+      .catch((err: unknown) => console.log(`cleanup: destroying stack ${stack.name} of ${stack.workspace.workDir} failed: ${lastLines(String(err), 12)}`));
   }
+}
+
+afterAll(async () => {
+  await destroyStacks();
   for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
   for (const file of created) fs.rmSync(file, { recursive: true, force: true });
   await simDown({ root: repoRoot, instance, discardResults: true });
@@ -146,7 +156,8 @@ describe("examples/own-program: a TypeScript program of its own on the package",
     expect(String(up.outputs.routerUrl.value)).toMatch(/^http:\/\//);
     const again = await stack.up({ onOutput: () => undefined });
     expect(Object.keys(again.summary.resourceChanges ?? {}).filter((k) => k !== "same")).toEqual([]);
-    const down = await stack.destroy({ onOutput: () => undefined });
+    // With the program: the restart guard's delete hooks are registered by it.
+    const down = await stack.destroy({ onOutput: () => undefined, runProgram: true });
     expect(down.summary.result).toBe("succeeded");
     const left = await stack.exportStack();
     expect((left.deployment as { resources?: unknown[] }).resources ?? []).toHaveLength(0);
@@ -176,6 +187,8 @@ describe("examples/python-program: a Python program on the component package (pl
   let dir: string;
   let stack: Stack;
 
+  // The hosts free of the examples before this one.
+  beforeAll(destroyStacks, 1_800_000);
   afterAll(() => console.log(`examples/python-program: seconds per step ${JSON.stringify(took)}`));
 
   it("gets its SDK from `pulumi package add` of the checkout's plugin/, in a venv with the pinned Python SDK", async () => {
@@ -218,7 +231,7 @@ describe("examples/python-program: a Python program on the component package (pl
   }, 2_400_000);
 
   it("previews the cluster — one worker, the router, Harbor and its own run — contacting no host", async () => {
-    stack = await exampleStack(dir, simConfig("python-program"), { [`${project}:proxyUpstream`]: "http://127.0.0.1:27890" }, { runProgram: true });
+    stack = await exampleStack(dir, simConfig("python-program"), { [`${project}:proxyUpstream`]: "http://127.0.0.1:27890" });
     let output = "";
     const preview = await timed("preview", () => stack.preview({ onOutput: (o) => (output += o), signal: AbortSignal.timeout(900_000) }));
     console.log(output.split("\n").slice(-40).join("\n"));
