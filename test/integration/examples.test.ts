@@ -13,6 +13,7 @@ import type { ClusterPlan, SimInstance } from "../../sim/layout";
 import { simDown, simUp } from "../../sim/cluster";
 import { repoRoot, toolchainEnv } from "../helpers/project";
 
+// Slot 11: every other slot is an integration suite's; bench/rehearsal.ts shares it (benches never run beside the suite).
 const instance: SimInstance = { name: "examples", slot: 11 };
 let plan: ClusterPlan;
 const scratch: string[] = [];
