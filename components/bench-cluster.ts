@@ -74,16 +74,24 @@ export interface ClusterHandle {
 /** The settings with each secret given replaced: a plain string by itself (validated), an Output by the placeholder. */
 export function settingsWithSecrets(settings: Record<string, unknown>, secrets: BenchClusterSecrets = {}): Record<string, unknown> {
   const raw: Record<string, unknown> = { ...settings };
-  const plainOrPlaceholder = (v: pulumi.Input<string>) => (typeof v === "string" ? v : SECRET_PLACEHOLDER);
+  // Anything but a value to come (an Output, a promise) is validated as given: a wrong shape is named.
+  const plainOrPlaceholder = (v: unknown) => (isDeferred(v) ? SECRET_PLACEHOLDER : v);
   for (const key of ["sshPrivateKeys", "proxyUrls", "registryPasswords"] as const) {
-    const given = secrets[key];
-    if (given !== undefined) raw[key] = Object.fromEntries(Object.entries(given).map(([k, v]) => [k, plainOrPlaceholder(v)]));
+    const given: unknown = secrets[key];
+    if (given === undefined) continue;
+    const isMap = typeof given === "object" && given !== null && !Array.isArray(given) && !isDeferred(given);
+    raw[key] = isMap ? Object.fromEntries(Object.entries(given).map(([k, v]) => [k, plainOrPlaceholder(v)])) : plainOrPlaceholder(given);
   }
   for (const key of ["proxyUpstream", "hfToken"] as const) {
     const given = secrets[key];
     if (given !== undefined) raw[key] = plainOrPlaceholder(given);
   }
   return raw;
+}
+
+/** A secret whose value comes later (a Python program's secret Output, a promise): validated behind the placeholder. */
+function isDeferred(v: unknown): boolean {
+  return pulumi.Output.isInstance(v) || v instanceof Promise;
 }
 
 /**
@@ -99,22 +107,22 @@ export function clusterConfigOf(args: BenchClusterArgs, options: { projectDir: s
   const sshPrivateKey = { ...loaded.secrets.sshPrivateKey };
   for (const host of config.hosts) {
     const key = given.sshPrivateKeys?.[host.name] ?? (host.ssh.privateKeyFile === undefined ? given.sshPrivateKeys?.default : undefined);
-    if (key !== undefined && typeof key !== "string") sshPrivateKey[host.name] = secret(key);
+    if (key !== undefined && isDeferred(key)) sshPrivateKey[host.name] = secret(key);
   }
   const proxyUrl = { ...(loaded.secrets.proxyUrl ?? {}) };
   for (const host of config.hosts) {
     const url = host.proxy !== undefined && host.proxy.url === undefined && host.proxy.urlFile === undefined ? pick(given.proxyUrls, host.name) : undefined;
-    if (url !== undefined && typeof url !== "string") proxyUrl[host.name] = secret(url);
+    if (url !== undefined && isDeferred(url)) proxyUrl[host.name] = secret(url);
   }
-  const dynamicPasswords = Object.entries(given.registryPasswords ?? {}).filter(([, v]) => typeof v !== "string");
+  const dynamicPasswords = Object.entries(given.registryPasswords ?? {}).filter(([, v]) => isDeferred(v));
   const registryLogins = dynamicPasswords.length === 0
     ? loaded.secrets.registryLogins
     : pulumi.secret(pulumi.all([loaded.secrets.registryLogins ?? [], pulumi.all(Object.fromEntries(dynamicPasswords))]).apply(([logins, passwords]) => [
         ...logins,
         ...config.registries.filter((r) => r.username !== null && passwords[r.host] !== undefined && r.passwordFile === undefined).map((r) => ({ registry: r.host, username: r.username as string, password: passwords[r.host] })),
       ]));
-  const upstream = given.proxyUpstream !== undefined && typeof given.proxyUpstream !== "string" ? secret(given.proxyUpstream) : loaded.secrets.proxyUpstream;
-  const hfToken = given.hfToken !== undefined && typeof given.hfToken !== "string" ? secret(given.hfToken) : loaded.secrets.hfToken;
+  const upstream = given.proxyUpstream !== undefined && isDeferred(given.proxyUpstream) ? secret(given.proxyUpstream) : loaded.secrets.proxyUpstream;
+  const hfToken = given.hfToken !== undefined && isDeferred(given.hfToken) ? secret(given.hfToken) : loaded.secrets.hfToken;
   return { ...loaded, secrets: { sshPrivateKey, proxyUpstream: upstream, hfToken, proxyUrl, registryLogins } };
 }
 
@@ -125,7 +133,9 @@ export function clusterConfigOf(args: BenchClusterArgs, options: { projectDir: s
  * job when run.enabled. Each host gets one handle (`hosts`), made once, that every part placed on it takes.
  *
  * The parts keep the names they had when the reprobench program registered them at the top level (and
- * are aliased there), so a stack brought up before this component existed replaces nothing.
+ * are aliased there), so a stack brought up before this component existed replaces nothing. So a
+ * program holds one BenchCluster (a second one's parts would have the first one's URNs; the restart guard
+ * is the program's too).
  */
 export class BenchCluster extends pulumi.ComponentResource {
   /** The host handles, by host name. */
@@ -161,15 +171,16 @@ export class BenchCluster extends pulumi.ComponentResource {
   public readonly jobConfig?: string;
 
   constructor(name: string, args: BenchClusterArgs, opts?: pulumi.ComponentResourceOptions) {
+    // Validated before anything is registered: a bad setting leaves nothing behind in the state.
+    const loaded = clusterConfigOf(args, {
+      projectDir: args.projectDir ?? programDirectory(),
+      requireSecrets: !pulumi.runtime.isDryRun(),
+      warn: (m) => void pulumi.log.warn(m),
+    });
     super("reprobench:cluster:BenchCluster", name, {}, opts);
     const project = pulumi.getProject();
     const stack = pulumi.getStack();
     const stackId = args.stackId ?? `${project}.${stack}`;
-    const loaded = clusterConfigOf(args, {
-      projectDir: args.projectDir ?? programDirectory(),
-      requireSecrets: !pulumi.runtime.isDryRun(),
-      warn: (m) => void pulumi.log.warn(m, this),
-    });
     const { config } = loaded;
     this.config = config;
     // Where the parts were when the reprobench program registered them at the top level (no parent).

@@ -26,6 +26,12 @@ describe("settingsWithSecrets", () => {
     expect(raw.run).toEqual({ enabled: false });
   });
 
+  it("passes a secret of the wrong shape through as given, so that validation names it (a key as one string, not a map; a number)", () => {
+    const raw = settingsWithSecrets({}, { sshPrivateKeys: "-----BEGIN OPENSSH PRIVATE KEY-----" as unknown as Record<string, string>, proxyUpstream: 3128 as unknown as string });
+    expect(raw.sshPrivateKeys).toBe("-----BEGIN OPENSSH PRIVATE KEY-----");
+    expect(raw.proxyUpstream).toBe(3128);
+  });
+
   it("never changes the settings it is given", () => {
     const settings = { hosts: [], proxyUpstream: "http://old:1" };
     settingsWithSecrets(settings, { proxyUpstream: pulumi.secret("http://new:1") });
