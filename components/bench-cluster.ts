@@ -99,31 +99,8 @@ function isDeferred(v: unknown): boolean {
  * secret Output — those given as Outputs (a Python program's) taking the place of their placeholders.
  */
 export function clusterConfigOf(args: BenchClusterArgs, options: { projectDir: string; requireSecrets: boolean; warn: (m: string) => void }): LoadedConfig {
-  const loaded = resolveClusterConfig(settingsWithSecrets(args.settings, args.secrets), options);
-  const given = args.secrets ?? {};
-  const { config } = loaded;
-  const secret = (v: pulumi.Input<string>) => pulumi.secret(v);
-  const pick = (map: Record<string, pulumi.Input<string>> | undefined, host: string) => map?.[host] ?? map?.default;
-  const sshPrivateKey = { ...loaded.secrets.sshPrivateKey };
-  for (const host of config.hosts) {
-    const key = given.sshPrivateKeys?.[host.name] ?? (host.ssh.privateKeyFile === undefined ? given.sshPrivateKeys?.default : undefined);
-    if (key !== undefined && isDeferred(key)) sshPrivateKey[host.name] = secret(key);
-  }
-  const proxyUrl = { ...(loaded.secrets.proxyUrl ?? {}) };
-  for (const host of config.hosts) {
-    const url = host.proxy !== undefined && host.proxy.url === undefined && host.proxy.urlFile === undefined ? pick(given.proxyUrls, host.name) : undefined;
-    if (url !== undefined && isDeferred(url)) proxyUrl[host.name] = secret(url);
-  }
-  const dynamicPasswords = Object.entries(given.registryPasswords ?? {}).filter(([, v]) => isDeferred(v));
-  const registryLogins = dynamicPasswords.length === 0
-    ? loaded.secrets.registryLogins
-    : pulumi.secret(pulumi.all([loaded.secrets.registryLogins ?? [], pulumi.all(Object.fromEntries(dynamicPasswords))]).apply(([logins, passwords]) => [
-        ...logins,
-        ...config.registries.filter((r) => r.username !== null && passwords[r.host] !== undefined && r.passwordFile === undefined).map((r) => ({ registry: r.host, username: r.username as string, password: passwords[r.host] })),
-      ]));
-  const upstream = given.proxyUpstream !== undefined && isDeferred(given.proxyUpstream) ? secret(given.proxyUpstream) : loaded.secrets.proxyUpstream;
-  const hfToken = given.hfToken !== undefined && isDeferred(given.hfToken) ? secret(given.hfToken) : loaded.secrets.hfToken;
-  return { ...loaded, secrets: { sshPrivateKey, proxyUpstream: upstream, hfToken, proxyUrl, registryLogins } };
+  // Plain secrets are in the raw settings themselves; only the Outputs are looked up behind their placeholders.
+  return resolveClusterConfig(settingsWithSecrets(args.settings, args.secrets), options, args.secrets);
 }
 
 /**

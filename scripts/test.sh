@@ -30,6 +30,8 @@ command -v /usr/sbin/sshd >/dev/null || { apt-get update -qq && apt-get install 
 command -v sudo >/dev/null || { apt-get update -qq && apt-get install -y -qq sudo >/dev/null; }
 # The tool bundle's scripts are tested with the host's own tmux, as they bundle it on a real runner.
 command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmux >/dev/null; }
+# The Python example (test/integration/examples.test.ts) makes a virtualenv with the host's python3.
+python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null; }
 
 results=$(mktemp -d)
 # Vitest's summary plus one plain "N passed, N failed" line for the whole suite at the end.

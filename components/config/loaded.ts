@@ -203,9 +203,20 @@ export interface ResolveOptions {
 /**
  * Validates raw settings (a stack file's reprobench:* keys without the namespace) and reads the files they
  * name, into the config the components take: its secrets as secret Outputs, placeholders in the config
- * object itself. Throws one RunError listing every problem (never a secret value).
+ * object itself; a placeholder in the raw settings takes its value from `deferred` (a secret given as an
+ * Output, as a program in another language gives them). Throws one RunError listing every problem (never a
+ * secret value).
  */
-export function resolveClusterConfig(raw: Record<string, unknown>, options: ResolveOptions): LoadedConfig {
+/** Secrets whose values come later (secret Outputs), each standing behind the placeholder in the raw settings. */
+export interface DeferredSecrets {
+  readonly sshPrivateKeys?: Record<string, pulumi.Input<string>>;
+  readonly proxyUpstream?: pulumi.Input<string>;
+  readonly hfToken?: pulumi.Input<string>;
+  readonly proxyUrls?: Record<string, pulumi.Input<string>>;
+  readonly registryPasswords?: Record<string, pulumi.Input<string>>;
+}
+
+export function resolveClusterConfig(raw: Record<string, unknown>, options: ResolveOptions, deferred: DeferredSecrets = {}): LoadedConfig {
   const fail = (problems: ConfigProblem[]): never => {
     throw new pulumi.RunError(`invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${formatProblems(problems)}`);
   };
@@ -219,21 +230,28 @@ export function resolveClusterConfig(raw: Record<string, unknown>, options: Reso
     const missing = missingSecretProblems(config);
     if (missing.length > 0) options.warn(`secrets not set (fine for preview; pulumi up needs them):\n${formatProblems(missing)}`);
   }
+  // A placeholder chosen by the usual precedence (privateKeyFor, proxyUrlFor) came from the entry of the
+  // host, else the default: the deferred value of that entry.
+  const fromMap = (value: string | undefined, map: Record<string, pulumi.Input<string>> | undefined, key: string): pulumi.Input<string> | undefined =>
+    value === SECRET_PLACEHOLDER ? (map?.[key] ?? map?.default ?? value) : value;
+  const fromValue = (value: string | undefined, later: pulumi.Input<string> | undefined) => (value === SECRET_PLACEHOLDER && later !== undefined ? later : value);
   const sshPrivateKey: Record<string, pulumi.Output<string>> = {};
-  for (const host of config.hosts) sshPrivateKey[host.name] = pulumi.secret(privateKeyFor(config, files, host.name) ?? "");
-  const proxyUpstream = config.proxyUpstream === undefined ? undefined : pulumi.secret(config.proxyUpstream);
-  const hfToken = config.hfToken === undefined ? undefined : pulumi.secret(config.hfToken);
+  for (const host of config.hosts) sshPrivateKey[host.name] = pulumi.secret(fromMap(privateKeyFor(config, files, host.name), deferred.sshPrivateKeys, host.name) ?? "");
+  const upstream = fromValue(config.proxyUpstream, deferred.proxyUpstream);
+  const proxyUpstream = upstream === undefined ? undefined : pulumi.secret(upstream);
+  const token = fromValue(config.hfToken, deferred.hfToken);
+  const hfToken = token === undefined ? undefined : pulumi.secret(token);
   const proxyUrl: Record<string, pulumi.Output<string>> = {};
   for (const host of config.hosts) {
-    const url = proxyUrlFor(config, files, host.name);
+    const url = fromMap(proxyUrlFor(config, files, host.name), deferred.proxyUrls, host.name);
     if (url !== undefined && url !== SECRET_PLACEHOLDER) proxyUrl[host.name] = pulumi.secret(url);
   }
-  const logins: RegistryLogin[] = [];
+  const logins: pulumi.Output<RegistryLogin>[] = [];
   for (const r of config.registries) {
-    const password = files.registryPasswordFiles?.[r.host] ?? config.registryPasswords[r.host];
-    if (r.username !== null && password !== undefined && password !== SECRET_PLACEHOLDER) logins.push({ registry: r.host, username: r.username, password });
+    const password = files.registryPasswordFiles?.[r.host] ?? fromValue(config.registryPasswords[r.host], deferred.registryPasswords?.[r.host]);
+    if (r.username !== null && password !== undefined && password !== SECRET_PLACEHOLDER) logins.push(pulumi.output({ registry: r.host, username: r.username, password }));
   }
-  const registryLogins = pulumi.secret(logins);
+  const registryLogins = pulumi.secret(pulumi.all(logins));
   // Keep the plain copies out of the config object handed to components.
   const publicConfig: ReprobenchConfig = {
     ...config,

@@ -62,6 +62,15 @@ export interface TestProject {
   cleanup(): void;
 }
 
+/**
+ * The checkout's own `pulumi` (scripts/toolchain.sh puts it in .toolchain/bin beside the offline language
+ * host); undefined for online installs, which use the one on PATH.
+ */
+export async function checkoutPulumi(): Promise<PulumiCommand | undefined> {
+  const root = path.join(repoRoot, ".toolchain");
+  return fs.existsSync(path.join(root, "bin/pulumi")) ? PulumiCommand.get({ root }) : undefined;
+}
+
 export async function testProject(extraFiles: Record<string, string> = {}): Promise<TestProject> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reprobench-project-"));
   for (const entry of COPIED) fs.cpSync(path.join(repoRoot, entry), path.join(dir, entry), { recursive: true });
@@ -82,11 +91,7 @@ export async function testProject(extraFiles: Record<string, string> = {}): Prom
     env,
     async stack(name, stackFile) {
       fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), withoutSecretsSettings(fs.readFileSync(path.join(repoRoot, stackFile), "utf8")));
-      // The checkout's own `pulumi` (scripts/toolchain.sh puts it in .toolchain/bin beside the offline
-      // language host); online installs fall back to the one on PATH.
-      const root = path.join(repoRoot, ".toolchain");
-      const pulumiCommand = fs.existsSync(path.join(root, "bin/pulumi")) ? await PulumiCommand.get({ root }) : undefined;
-      return LocalWorkspace.createOrSelectStack({ stackName: name, workDir: dir }, { envVars: env, pulumiCommand });
+      return LocalWorkspace.createOrSelectStack({ stackName: name, workDir: dir }, { envVars: env, pulumiCommand: await checkoutPulumi() });
     },
     cleanup() {
       fs.rmSync(dir, { recursive: true, force: true });

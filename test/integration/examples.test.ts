@@ -5,13 +5,13 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { lastLines, run } from "../../sim/exec";
 import type { ClusterPlan, SimInstance } from "../../sim/layout";
 import { simDown, simUp } from "../../sim/cluster";
-import { repoRoot, toolchainEnv } from "../helpers/project";
+import { checkoutPulumi, repoRoot, toolchainEnv } from "../helpers/project";
 
 // Slot 11: every other slot is an integration suite's; bench/rehearsal.ts shares it (benches never run beside the suite).
 const instance: SimInstance = { name: "examples", slot: 11 };
@@ -77,9 +77,7 @@ function stackEnv(dir: string): Record<string, string> {
 async function exampleStack(dir: string, config: Record<string, unknown>, secrets: Record<string, string>): Promise<Stack> {
   fs.mkdirSync(path.join(dir, ".state"), { recursive: true });
   const env = stackEnv(dir);
-  const root = path.join(repoRoot, ".toolchain");
-  const pulumiCommand = fs.existsSync(path.join(root, "bin/pulumi")) ? await PulumiCommand.get({ root }) : undefined;
-  const stack = await LocalWorkspace.createOrSelectStack({ stackName: "sim", workDir: dir }, { envVars: env, pulumiCommand });
+  const stack = await LocalWorkspace.createOrSelectStack({ stackName: "sim", workDir: dir }, { envVars: env, pulumiCommand: await checkoutPulumi() });
   stacks.push(stack);
   const values = Object.fromEntries(Object.entries(config).map(([k, v]) => [k, { value: typeof v === "string" ? v : JSON.stringify(v) }]));
   await stack.setAllConfig({ ...values, ...Object.fromEntries(Object.entries(secrets).map(([k, v]) => [k, { value: v, secret: true }])) });

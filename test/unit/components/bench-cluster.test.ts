@@ -5,9 +5,16 @@ import * as docker from "@pulumi/docker";
 import * as random from "@pulumi/random";
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
-import { settingsWithSecrets } from "../../../components/bench-cluster";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { clusterConfigOf, settingsWithSecrets } from "../../../components/bench-cluster";
+import { stackConfigFromYaml } from "../../../components/config/stack-file";
 import { SECRET_PLACEHOLDER } from "../../../components/config";
 import { type ClusterHost, loginUserOf, onHost } from "../../../components/host";
+
+const REPO = path.resolve(__dirname, "../../..");
+const valueOf = <T>(o: pulumi.Output<T>) => new Promise<T>((resolve) => o.apply(resolve));
+const PEM = "-----BEGIN OPENSSH PRIVATE KEY-----\nk\n-----END OPENSSH PRIVATE KEY-----\n";
 
 beforeAll(() => {
   pulumi.runtime.setMocks({ newResource: (a) => ({ id: `${a.name}-id`, state: a.inputs }), call: (a) => a.inputs }, "reprobench", "unit", true);
@@ -36,6 +43,25 @@ describe("settingsWithSecrets", () => {
     const settings = { hosts: [], proxyUpstream: "http://old:1" };
     settingsWithSecrets(settings, { proxyUpstream: pulumi.secret("http://new:1") });
     expect(settings).toEqual({ hosts: [], proxyUpstream: "http://old:1" });
+  });
+});
+
+describe("clusterConfigOf", () => {
+  const settings = stackConfigFromYaml(readFileSync(path.join(REPO, "Pulumi.a100.yaml"), "utf8"), "Pulumi.a100.yaml");
+  const options = { projectDir: REPO, requireSecrets: true, warn: () => undefined };
+
+  it("gives each secret given as an Output its own value, by the stack file's precedence (the host's entry, else the default)", async () => {
+    const loaded = clusterConfigOf({ settings, secrets: { sshPrivateKeys: { default: pulumi.secret(PEM), "worker-b": pulumi.secret(PEM.replace("k", "b")) }, proxyUpstream: pulumi.secret("http://127.0.0.1:27890") } }, options);
+    expect(await valueOf(loaded.secrets.sshPrivateKey["worker-a"])).toBe(PEM);
+    expect(await valueOf(loaded.secrets.sshPrivateKey["worker-b"])).toBe(PEM.replace("k", "b"));
+    expect(await valueOf(loaded.secrets.proxyUpstream!)).toBe("http://127.0.0.1:27890");
+    // The config object the components get holds placeholders only.
+    expect(JSON.stringify(loaded.config)).not.toContain("PRIVATE KEY");
+    expect(JSON.stringify(loaded.config)).not.toContain("27890");
+  });
+
+  it("validates a plain secret in place: a key that is no PEM is named", () => {
+    expect(() => clusterConfigOf({ settings, secrets: { sshPrivateKeys: { default: "not a key" }, proxyUpstream: "http://127.0.0.1:27890" } }, options)).toThrow(/sshPrivateKeys\.default/);
   });
 });
 
