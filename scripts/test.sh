@@ -3,6 +3,7 @@
 # lint of the shell scripts, unit tests, then the integration tests against dockerd and the simulated cluster.
 #   scripts/test.sh            everything
 #   scripts/test.sh --unit     toolchain + static checks + unit tests only
+# Ends with each phase's time and each integration suite's wall time (scripts/test-report.mjs).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
@@ -11,18 +12,47 @@ unit_only=0
 
 step() { printf '\n=== %s (%s)\n' "$*" "$(date +%H:%M:%S)"; }
 
-step "toolchain"
-# shellcheck source-path=SCRIPTDIR source=env.sh
-source scripts/env.sh
-pulumi version
+results=$(mktemp -d)
+# Each phase's start and end (epoch seconds) for the table at the end (scripts/test-report.mjs).
+phase_start() { phase_name=$1 phase_t0=$(date +%s); step "$1"; }
+phase_end() { printf '%s\t%s\t%s\n' "$phase_name" "$phase_t0" "$(date +%s)" >>"$results/phases.tsv"; }
+# shellcheck disable=SC2317 # called from the EXIT trap
+report() { node scripts/test-report.mjs "$results"; }
 
-step "typecheck"
+# Node and node_modules first: typecheck, lint and the unit tests need nothing else, so they (and the sim
+# images) run while the Pulumi CLI and plugins build in the background (10-20 min cold, seconds warm).
+phase_start "node"
+eval "$(bash scripts/toolchain.sh --node-only --print-env)"
+node --version
+phase_end
+
+toolchain_t0=$(date +%s)
+bash scripts/toolchain.sh --print-env >"$results/toolchain.env" 2>"$results/toolchain.log" &
+toolchain_pid=$!
+# Whatever ends this script, the background build does not outlive it, and the tables of what ran are printed
+# (the script's exit status stays the failing step's).
+trap 'kill "$toolchain_pid" 2>/dev/null || true; report || true' EXIT
+wait_toolchain() {
+  step "toolchain (built in the background since $(date -d "@$toolchain_t0" +%H:%M:%S))"
+  local rc=0
+  wait "$toolchain_pid" || rc=$?
+  printf '%s\t%s\t%s\n' "toolchain" "$toolchain_t0" "$(date +%s)" >>"$results/phases.tsv"
+  cat "$results/toolchain.log"
+  [ "$rc" = 0 ] || { echo "scripts/toolchain.sh failed (exit $rc); its log is above" >&2; exit "$rc"; }
+  # shellcheck source-path=SCRIPTDIR source=env.sh
+  source scripts/env.sh
+  pulumi version
+}
+
+phase_start "static"
+echo "--- typecheck"
 npx tsc --noEmit -p .
-step "lint"
+echo "--- lint"
 npx eslint .
-step "shellcheck"
+echo "--- shellcheck"
 command -v shellcheck >/dev/null || { apt-get update -qq && apt-get install -y -qq shellcheck >/dev/null; }
 git ls-files '*.sh' bin/reprobench | xargs shellcheck -x
+phase_end
 
 # The SSH tests run against a real loopback sshd and a real sudo (test/helpers/sshd.ts): a skipped test
 # must not count as passing, so install them rather than skip.
@@ -33,35 +63,38 @@ command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmu
 # The Python example (test/integration/examples.test.ts) makes a virtualenv with the host's python3.
 python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null; }
 
-results=$(mktemp -d)
-# Vitest's summary plus one plain "N passed, N failed" line for the whole suite at the end.
 vitest_run() { # $1 = project, then more vitest flags
   local project=$1
   shift
   npx vitest run --project "$project" --reporter=default --reporter=json --outputFile.json="$results/$project.json" "$@"
 }
-summary() {
-  # shellcheck disable=SC2016 # JavaScript, not shell
-  node -e '
-    const fs = require("fs"); let passed = 0, failed = 0, skipped = 0;
-    for (const f of fs.readdirSync(process.argv[1])) {
-      const r = JSON.parse(fs.readFileSync(`${process.argv[1]}/${f}`, "utf8"));
-      passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + (r.numTodoTests || 0);
-    }
-    console.log(`tests: ${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));' "$results"
-}
 
-step "unit tests"
+if [ "$unit_only" = 1 ]; then
+  phase_start "unit"
+  vitest_run unit
+  phase_end
+  wait_toolchain
+  exit 0
+fi
+
+# The docker engine and every sim image (debootstrap, the hosts, the doubles, Harbor's wheelhouse), the
+# integration project's global setup run on its own, beside the toolchain build.
+phase_start "images"
+node --import tsx test/helpers/integration-setup.ts
+phase_end
+
+wait_toolchain
+
+phase_start "unit"
 vitest_run unit
+phase_end
 
-if [ "$unit_only" = 1 ]; then summary; exit 0; fi
-
-step "docker engine"
-bash scripts/dockerd.sh
-step "integration tests"
+phase_start "integration"
 # Side by side, each suite on a sim instance of its own: they mostly wait on their hosts (docker, model
 # loads, Harbor), so three at a time on two cores take about half the serial time.
 parallel=${REPROBENCH_ITEST_PARALLEL:-3}
 case "$parallel" in ''|*[!0-9]*|0) echo "REPROBENCH_ITEST_PARALLEL: got '$parallel'; expected a positive integer" >&2; exit 2;; esac
-vitest_run integration --maxWorkers="$parallel" --minWorkers=1
-summary
+integration_rc=0
+vitest_run integration --maxWorkers="$parallel" --minWorkers=1 || integration_rc=$?
+phase_end
+exit "$integration_rc"

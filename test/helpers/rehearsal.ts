@@ -6,7 +6,6 @@
 // (destroy). Then a `reprobench resume --stack` pass, a `reprobench rerun --stack` of the tasks the audit
 // finds infra-hit, `reprobench audit` over every pass (raw, and corrected with the verdicts file) held
 // against the ground truth, and the leak check on the runner. Everything it measures comes back as data.
-import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import YAML from "yaml";
@@ -17,6 +16,7 @@ import { auditDirs, readJob } from "../../results/load";
 import { parseOverrides } from "../../results/overrides";
 import type { AuditReport } from "../../results/schema";
 import type { StatusReport } from "../../results/status";
+import { mustRun } from "../../sim/exec";
 import { setNetworkConditions } from "../../sim/settings";
 import type { SimInstance } from "../../sim/layout";
 import { auditCounts, auditMismatches, countRows, type EtaSample, etaErrors, type ExpectedOutcome, expectedCounts, overheadOutsideAgentAndVerifier, throughput } from "../../sim/rehearsal/measure";
@@ -141,7 +141,7 @@ printf '%s\\t%s\\n' "$failed" "$first"`;
 async function pullJob(sim: SimStack, jobsDir: string, job: string, localJobs: string): Promise<string> {
   const b64 = await sim.ssh(RUNNER, `tar -C ${jobsDir} -czf - ${job} | base64 -w0`);
   fs.mkdirSync(localJobs, { recursive: true });
-  execFileSync("tar", ["-xzf", "-", "-C", localJobs], { input: Buffer.from(b64.trim(), "base64"), maxBuffer: 1 << 30 });
+  await mustRun(["tar", "-xzf", "-", "-C", localJobs], { input: Buffer.from(b64.trim(), "base64") });
   return path.join(localJobs, job);
 }
 

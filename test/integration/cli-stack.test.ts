@@ -5,11 +5,11 @@
 // salt back from the state (no "incorrect passphrase"), and a user's own `pulumi config set` edits the
 // tracked file as asked and is used by the next operation. Runs on a project copy with its own backend;
 // the a100 stack's preview (seed 000's cluster, placeholder hosts) contacts no host.
-import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OperationArgs, openStack, runOperation } from "../../cli/pulumi-stack";
+import { mustRun } from "../../sim/exec";
 import { repoRoot, type TestProject, testProject } from "../helpers/project";
 
 let project: TestProject;
@@ -28,7 +28,7 @@ async function cli(op: "preview" | "down"): Promise<string> {
 const cliPreview = () => cli("preview");
 
 /** `pulumi` by hand in the project, as a user with scripts/env.sh sourced would run it. */
-const pulumi = (args: string[]) => execFileSync("pulumi", args, { cwd: project.dir, env: { ...process.env, ...project.env }, encoding: "utf8" });
+const pulumi = (args: string[]) => mustRun(["pulumi", ...args], { cwd: project.dir, env: { ...process.env, ...project.env }, timeoutMs: 300_000 });
 
 beforeAll(async () => {
   project = await testProject();
@@ -64,13 +64,13 @@ describe("the CLI's stack operations and the tracked stack file", () => {
   });
 
   it("a user's `pulumi config set` edits the tracked file as asked, and the next operation uses it", async () => {
-    pulumi(["config", "set", "--stack", "a100", "--path", "reprobench:modelServer.image", "lmsysorg/sglang:edited-by-hand"]);
+    await pulumi(["config", "set", "--stack", "a100", "--path", "reprobench:modelServer.image", "lmsysorg/sglang:edited-by-hand"]);
     expect(tracked()).toContain("lmsysorg/sglang:edited-by-hand");
     expect(await cliPreview()).toContain("lmsysorg/sglang:edited-by-hand");
   });
 
   it("a secret set by hand is encrypted in the tracked file (with a salt there, Pulumi's way) and decrypts in the next operation", async () => {
-    pulumi(["config", "set", "--stack", "a100", "--secret", "reprobench:proxyUpstream", "http://127.0.0.1:3128"]);
+    await pulumi(["config", "set", "--stack", "a100", "--secret", "reprobench:proxyUpstream", "http://127.0.0.1:3128"]);
     const text = tracked();
     expect(text).toMatch(/encryptionsalt: v1:/);
     expect(text).toMatch(/reprobench:proxyUpstream:\s+secure: v1:/);

@@ -69,14 +69,14 @@ function simConfig(example: string): Record<string, unknown> {
 }
 
 /** The environment a copy's stack runs in: the toolchain, a file backend in the copy, a passphrase. */
-function stackEnv(dir: string): Record<string, string> {
-  return { ...toolchainEnv(), PULUMI_BACKEND_URL: `file://${path.join(dir, ".state")}`, PULUMI_CONFIG_PASSPHRASE: "reprobench-test" };
+async function stackEnv(dir: string): Promise<Record<string, string>> {
+  return { ...(await toolchainEnv()), PULUMI_BACKEND_URL: `file://${path.join(dir, ".state")}`, PULUMI_CONFIG_PASSPHRASE: "reprobench-test" };
 }
 
 /** A stack of the example copy at `dir`, on a file backend of its own, with `config` set (and `secrets` as secrets). */
 async function exampleStack(dir: string, config: Record<string, unknown>, secrets: Record<string, string>): Promise<Stack> {
   fs.mkdirSync(path.join(dir, ".state"), { recursive: true });
-  const env = stackEnv(dir);
+  const env = await stackEnv(dir);
   const stack = await LocalWorkspace.createOrSelectStack({ stackName: "sim", workDir: dir }, { envVars: env, pulumiCommand: await checkoutPulumi() });
   stacks.push(stack);
   const values = Object.fromEntries(Object.entries(config).map(([k, v]) => [k, { value: typeof v === "string" ? v : JSON.stringify(v) }]));
@@ -211,7 +211,7 @@ describe("examples/python-program: a Python program on the component package (pl
     for (const f of ["index.js", "node_modules", "package-lock.json"]) if (!fs.existsSync(path.join(plugin, f))) created.push(path.join(plugin, f));
     const before = await untracked();
     const pulumiBin = fs.existsSync(path.join(repoRoot, ".toolchain/bin/pulumi")) ? path.join(repoRoot, ".toolchain/bin/pulumi") : "pulumi";
-    const add = await timed("package add", () => run([pulumiBin, "package", "add", plugin], { cwd: dir, env: { ...process.env, ...stackEnv(dir) }, timeoutMs: 900_000 }));
+    const add = await timed("package add", async () => run([pulumiBin, "package", "add", plugin], { cwd: dir, env: { ...process.env, ...(await stackEnv(dir)) }, timeoutMs: 900_000 }));
     expect(add.code, `${add.stdout}\n${add.stderr}`).toBe(0);
     expect(fs.existsSync(path.join(dir, "sdks/reprobench/pulumi_reprobench/bench_cluster.py"))).toBe(true);
     // It wrote what the example commits: the package from this checkout's plugin/, the SDK's requirement.

@@ -8,6 +8,7 @@
 // with the bare binary (`command pulumi`) shows what env.sh prevents: Pulumi saves the salt into the
 // file and re-serialises it.
 import { spawnSync } from "node:child_process";
+import { run } from "../../sim/exec";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,16 +35,20 @@ exports.ratio = cfg.require("ratio");
 exports.tokenDecrypts = pulumi.unsecret(cfg.requireSecret("token").apply((t) => t === ${JSON.stringify(SECRET)}));
 `;
 
-/** Runs `command` in bash in the checkout after `source scripts/env.sh`, as a user's shell would. */
-function shell(command: string): { status: number | null; out: string } {
+/**
+ * Runs `command` in bash in the checkout after `source scripts/env.sh`, as a user's shell would. Asynchronous:
+ * a spawnSync would block this worker's event loop for the whole pulumi run, past Vitest's 60 s worker RPC
+ * timeout (an unhandled "Timeout calling onTaskUpdate" that fails the run with every test green).
+ */
+async function shell(command: string): Promise<{ status: number | null; out: string }> {
   // The caller's own Pulumi settings (scripts/test.sh sources the real checkout's env.sh) stay out: the
   // throw-away checkout gets env.sh's defaults, its own .pulumi-state backend and passphrase.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^PULUMI_(BACKEND_URL|CONFIG_PASSPHRASE|CONFIG_PASSPHRASE_FILE|FALLBACK_TO_STATE_SECRETS_MANAGER)$/.test(k)));
-  const r = spawnSync("bash", ["-c", `set -euo pipefail\nsource scripts/env.sh\n${command}`], { cwd: dir, env, encoding: "utf8", timeout: 300_000 });
-  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+  const r = await run(["bash", "-c", `set -euo pipefail\nsource scripts/env.sh\n${command}`], { cwd: dir, env, timeoutMs: 300_000 });
+  return { status: r.code, out: `${r.stdout}${r.stderr}` };
 }
-function ok(command: string): string {
-  const r = shell(command);
+async function ok(command: string): Promise<string> {
+  const r = await shell(command);
   expect(r.status, r.out).toBe(0);
   return r.out;
 }
@@ -83,13 +88,13 @@ afterAll(() => {
 });
 
 describe("plain pulumi after `source scripts/env.sh`", () => {
-  it("stack init writes nothing in the checkout", () => {
-    ok("pulumi stack init dev");
+  it("stack init writes nothing in the checkout", async () => {
+    await ok("pulumi stack init dev");
     expect(git("status", "--porcelain").stdout).toBe("");
     // A secret encrypted with the stack's key (the salt lives in its state), put into a tracked stack
     // file with comments and a `1.0`, and no salt: the shape Pulumi rewrites.
     const scratchFile = join(scratch, "Pulumi.dev.yaml");
-    ok(`command pulumi config set --stack dev --secret token ${SECRET} --config-file ${scratchFile}`);
+    await ok(`command pulumi config set --stack dev --secret token ${SECRET} --config-file ${scratchFile}`);
     const secure = /secure: (v1:\S+)/.exec(readFileSync(scratchFile, "utf8"))?.[1];
     expect(secure).toBeDefined();
     writeFileSync(join(dir, "Pulumi.dev.yaml"), `# Tracked by hand: comments, a 1.0 and a secret.\nconfig:\n  ${PROJECT}:ratio: 1.0   # keep as written\n  ${PROJECT}:token:\n    secure: ${secure}\n`);
@@ -106,16 +111,16 @@ describe("plain pulumi after `source scripts/env.sh`", () => {
     ["pulumi preview --stack dev --refresh", /2 unchanged/],
     ["pulumi stack select dev && pulumi preview --diff && pulumi stack unselect", /2 unchanged/],
     ["pulumi destroy --stack dev --yes", /2 deleted/],
-  ])("%s keeps Pulumi.dev.yaml byte for byte and git status clean", (command, expected) => {
-    const out = ok(command);
+  ])("%s keeps Pulumi.dev.yaml byte for byte and git status clean", async (command, expected) => {
+    const out = await ok(command);
     expect(out).toMatch(expected);
     expect(out).not.toMatch(/incorrect passphrase|error:/);
     expect(out).not.toContain(SECRET);
     expectUntouched();
   });
 
-  it("the bare binary, for contrast, saves the salt into the file and re-serialises it (what env.sh's pulumi() prevents)", () => {
-    ok("command pulumi preview --stack dev");
+  it("the bare binary, for contrast, saves the salt into the file and re-serialises it (what env.sh's pulumi() prevents)", async () => {
+    await ok("command pulumi preview --stack dev");
     const after = readFileSync(join(dir, "Pulumi.dev.yaml"), "utf8");
     expect(after).toContain("encryptionsalt: v1:");
     expect(after).not.toContain("ratio: 1.0");

@@ -2,14 +2,13 @@
 // started the way seed 000 starts it: --dp-aware, cache_aware with abs 1 / rel 1.2, and ONE
 // --worker-urls followed by both URLs. Two "hosts" x dp 2 must register as 4 workers, and a batch of
 // chat completions through the router must reach every rank of every host (the doubles tag replies).
-import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   chat,
-  doubleDir,
   firstMessage,
   freePort,
+  routerVenvPython,
   scenariosDir,
   seed000WorkerFlags,
   spawnManaged,
@@ -32,10 +31,7 @@ describe("real sglang-router 0.3.2 over two loopback doubles (dp 2 each)", () =>
   let routerUrl: string;
 
   beforeAll(async () => {
-    // Idempotent: the first run builds ~/.cache/reprobench/router-venv from PyPI (~40 s), later runs reuse it.
-    const venv = spawnSync("bash", [path.join(doubleDir, "router-venv.sh")], { encoding: "utf-8", timeout: 600_000 });
-    if (venv.status !== 0) throw new Error(`router-venv.sh failed (${venv.status}):\n${venv.stderr}`);
-    routerPython = venv.stdout.trim().split("\n").pop() ?? "";
+    routerPython = await routerVenvPython();
 
     // The doubles stay "loading" (503 everywhere) until the test flips them, so the router starts
     // against workers that are not ready yet, as it would against real ones still loading weights.
@@ -198,9 +194,7 @@ describe("real sglang-router 0.3.2 with --api-key on router and worker", () => {
   });
 
   it("forwards the key as Bearer to the worker (discovery works) and demands it from clients", async () => {
-    const venv = spawnSync("bash", [path.join(doubleDir, "router-venv.sh")], { encoding: "utf-8", timeout: 600_000 });
-    expect(venv.status, venv.stderr).toBe(0);
-    const routerPython = venv.stdout.trim().split("\n").pop() ?? "";
+    const routerPython = await routerVenvPython();
     double = await startDouble({ hostTag: "keyed", flags: ["--dp-size", "2", "--api-key", key] });
     const port = await freePort();
     const routerUrl = `http://127.0.0.1:${port}`;
@@ -245,9 +239,7 @@ describe("real sglang-router 0.3.2 against an older worker without /server_info"
   });
 
   it("falls back to /get_server_info on 404 and still discovers both DP ranks", async () => {
-    const venv = spawnSync("bash", [path.join(doubleDir, "router-venv.sh")], { encoding: "utf-8", timeout: 600_000 });
-    expect(venv.status, venv.stderr).toBe(0);
-    const routerPython = venv.stdout.trim().split("\n").pop() ?? "";
+    const routerPython = await routerVenvPython();
     double = await startDouble({ hostTag: "legacy", flags: ["--dp-size", "2"], env: { SGLANG_DOUBLE_SERVER_INFO_404: "1" } });
     const port = await freePort();
     const routerUrl = `http://127.0.0.1:${port}`;

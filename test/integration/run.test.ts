@@ -4,13 +4,12 @@
 // doubles on both hosts, the oracle agent, a second `up` that starts nothing, a 3×→6× preview that touches
 // only the run, and a destroy while a job runs (SIGTERM, every trial keeps its result.json, nothing left).
 import type { Stack } from "@pulumi/pulumi/automation";
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterPlan } from "../../sim/layout";
 import { readNetworkConditions, setNetworkConditions } from "../../sim/settings";
-import { run } from "../../sim/exec";
+import { mustRun, run } from "../../sim/exec";
 import { repoRoot } from "../helpers/project";
 import { type LooseConfig, type SimStack, simStack, trialOutcomes } from "../helpers/sim-stack";
 
@@ -117,7 +116,7 @@ describe("benchmark run on the simulated cluster (real engine, real Harbor)", ()
     // is there to find, and found nowhere we keep or show it.
     expect(await ssh("worker-a", "docker logs qwen38-worker-a 2>&1 | head -n 50")).toContain(key);
     expect(state).not.toContain(key);
-    const plainOutputs = execFileSync("pulumi", ["stack", "output", "--json", "--stack", "local"], { cwd: sim.project.dir, env: { ...process.env, ...sim.project.env }, encoding: "utf8" });
+    const plainOutputs = await mustRun(["pulumi", "stack", "output", "--json", "--stack", "local"], { cwd: sim.project.dir, env: { ...process.env, ...sim.project.env } });
     expect(plainOutputs).toContain("workerServerInfo");
     expect(plainOutputs).not.toContain(key);
     expect(JSON.stringify(manifest)).not.toContain(key);

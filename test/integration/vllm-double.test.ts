@@ -2,7 +2,6 @@
 // CLI and HTTP contract (shared/reference/sglang.md §5), then the REAL sglang-router 0.3.2 in front of
 // two vLLM-mode doubles, to find the launch that works for vLLM workers and prove the one that does
 // not (--dp-aware: vLLM has no /server_info, so no DP rank is ever discovered).
-import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -11,6 +10,7 @@ import {
   doubleEnv,
   firstMessage,
   freePort,
+  routerVenvPython,
   runDoubleCli,
   scenariosDir,
   spawnManaged,
@@ -87,13 +87,6 @@ async function waitHealthy(double: VllmDouble, timeoutMs = 20_000): Promise<void
 
 async function stats(double: VllmDouble): Promise<DoubleStats> {
   return (await (await fetch(`${double.url}/_double/stats`)).json()) as DoubleStats;
-}
-
-function routerPython(): string {
-  // Idempotent: the first run builds ~/.cache/reprobench/router-venv from PyPI (~40 s), later runs reuse it.
-  const venv = spawnSync("bash", [path.join(doubleDir, "router-venv.sh")], { encoding: "utf-8", timeout: 600_000 });
-  if (venv.status !== 0) throw new Error(`router-venv.sh failed (${venv.status}):\n${venv.stderr}`);
-  return venv.stdout.trim().split("\n").pop() ?? "";
 }
 
 /** The real router on loopback (Prometheus too: the 0.3.2 CLI always binds it, default 0.0.0.0:29000). */
@@ -290,7 +283,7 @@ describe("real sglang-router 0.3.2 in front of two vLLM-mode doubles (no --dp-aw
   const routers: ManagedProcess[] = [];
 
   beforeAll(async () => {
-    pythonPath = routerPython();
+    pythonPath = await routerVenvPython();
     // dp 2 on worker-a: vLLM's internal DP must not change what the router sees (one worker per URL).
     doubles.push(await spawnVllmDouble("worker-a", ["--served-model-name", servedName, "--data-parallel-size", "2"], 1.5));
     doubles.push(await spawnVllmDouble("worker-b", ["--served-model-name", servedName], 1.5));

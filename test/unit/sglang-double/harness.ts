@@ -25,6 +25,29 @@ export const seed000WorkerFlags = [
 ];
 
 /** A free TCP port on 127.0.0.1 (the OS picks it; the listener is closed again at once). */
+/**
+ * The python of the real sglang-router's venv (sim/sglang-double/router-venv.sh: built from PyPI on first use,
+ * ~40 s, then reused). Run asynchronously: a cold build takes minutes, and a spawnSync would block the test
+ * worker's event loop past Vitest's 60 s worker RPC timeout.
+ */
+export async function routerVenvPython(): Promise<string> {
+  const venv = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn("bash", [path.join(doubleDir, "router-venv.sh")], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    const timer = setTimeout(() => child.kill("SIGKILL"), 600_000);
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+  if (venv.code !== 0) throw new Error(`router-venv.sh failed (${venv.code}):\n${venv.stderr}`);
+  return venv.stdout.trim().split("\n").pop() ?? "";
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
