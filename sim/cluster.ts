@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { join } from "node:path";
 import { clusterImages, clusterJson, type ClusterImages } from "./cluster-json";
 import { containerHash, containerState, docker, ensureDockerEngine, existingHosts, listSimResources, tryDocker } from "./docker";
-import { run } from "./exec";
+import { fetchWithin, run } from "./exec";
 import { createHost, provisionHost, waitHostReady, waitSystemd } from "./hosts";
 import { buildImages, datasetTaskDirs, imageSpecs, pushImages, resolveImages, simCacheDir } from "./images";
 import { DEFAULT_INSTANCE, instanceLayout, JOBS_DIR, planCluster, SIM_LABEL, SUDO_USER, type ClusterPlan, type SimInstance } from "./layout";
@@ -259,7 +259,7 @@ export async function simStatus(options: SimOptions): Promise<StatusReport> {
   let repositories: number | undefined;
   if (registryState === "running") {
     try {
-      const res = await fetch(`http://${plan.registry.pushHost}/v2/_catalog?n=1000`, { signal: AbortSignal.timeout(5000) });
+      const res = await fetchWithin(`http://${plan.registry.pushHost}/v2/_catalog?n=1000`, {}, 5000);
       repositories = ((await res.json()) as { repositories?: string[] }).repositories?.length;
     } catch {
       repositories = undefined;

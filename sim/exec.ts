@@ -96,3 +96,18 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, interval));
   }
 }
+
+/**
+ * `fetch` with a deadline whose timer keeps the process alive. AbortSignal.timeout's timer is unref'd: when a
+ * connection stalls with nothing else pending, Node's event loop empties and the process exits 0 in the
+ * middle of the step (a cold `up` once ended so after "started registry", having done nothing).
+ */
+export async function fetchWithin(url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`no answer from ${url} within ${timeoutMs} ms`)), timeoutMs);
+  try {
+    return await fetch(url, { ...init, signal: controller.signal });
+  } finally {
+    clearTimeout(timer);
+  }
+}

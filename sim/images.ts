@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, relative } from "node:path";
-import { mustRun, run, lastLines } from "./exec";
+import { fetchWithin, mustRun, run, lastLines } from "./exec";
 
 /** The registry as the hosts see it (in image references, task.toml, stack config). */
 export const REGISTRY_HOST = "registry.sim:5000";
@@ -280,11 +280,11 @@ export async function remoteDigest(repo: string, pushHost = REGISTRY_PUSH_HOST):
   // rather than re-push an image that is already there.
   for (let attempt = 1; attempt <= 3; attempt++) {
     try {
-      const res = await fetch(`http://${pushHost}/v2/${repo}/manifests/latest`, {
-        method: "HEAD",
-        headers: { Accept: "application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json" },
-        signal: AbortSignal.timeout(20_000),
-      });
+      const res = await fetchWithin(
+        `http://${pushHost}/v2/${repo}/manifests/latest`,
+        { method: "HEAD", headers: { Accept: "application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json" } },
+        20_000,
+      );
       if (res.ok) return res.headers.get("docker-content-digest") ?? undefined;
       if (res.status === 404) return undefined;
     } catch {

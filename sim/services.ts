@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { containerHash, containerNetworks, containerState, docker } from "./docker";
 import { mirrorCreateArgs, outsideRunArgs, proxyCreateArgs, registryRunArgs } from "./docker-args";
-import { waitFor } from "./exec";
+import { fetchWithin, waitFor } from "./exec";
 import type { ClusterPlan } from "./layout";
 import type { Log } from "./log";
 import { GIT_HOSTNAME, INDEX_HOSTNAME } from "./outside";
@@ -40,7 +40,7 @@ export async function ensureRegistry(plan: ClusterPlan, image: string, wantHash:
     `the registry on ${registry.pushHost}`,
     async () => {
       try {
-        const res = await fetch(`http://${registry.pushHost}/v2/`, { method: "HEAD", signal: AbortSignal.timeout(3000) });
+        const res = await fetchWithin(`http://${registry.pushHost}/v2/`, { method: "HEAD" }, 3000);
         if (res.ok) return true;
         last = `HTTP ${res.status}`;
       } catch (err) {

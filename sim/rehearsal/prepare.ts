@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_INSTANCE, instanceLayout, type SimInstance } from "../layout";
-import { run } from "../exec";
+import { fetchWithin, run } from "../exec";
 import { buildImages, imageSpecs, pullRef, pushImages, resolveImages, type ResolvedImage } from "../images";
 import { commitTreeOnce, publishBareRepository, REHEARSAL_GIT_URL, REHEARSAL_REPO, writeRehearsalDownloads } from "../outside";
 import { REHEARSAL_DATASET, rehearsalDockerImage, rehearsalDownloads, rehearsalImageSpecs, writeRehearsalDataset } from "./dataset";
@@ -79,7 +79,7 @@ async function requireUp(root: string, instance: SimInstance): Promise<void> {
   const state = await run(["docker", "inspect", "--type", "container", "--format", "{{.State.Status}}", layout.outside.container], { timeoutMs: 20_000 });
   if (state.code !== 0 || state.stdout.trim() !== "running") throw new Error(`${what}: its package index and git server ${layout.outside.container} is ${state.code === 0 ? state.stdout.trim() : "absent"}: run \`reprobench sim up\``);
   try {
-    const res = await fetch(`http://${layout.registry.pushHost}/v2/`, { method: "HEAD", signal: AbortSignal.timeout(10_000) });
+    const res = await fetchWithin(`http://${layout.registry.pushHost}/v2/`, { method: "HEAD" }, 10_000);
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
   } catch (err) {
     throw new Error(`${what}: its registry does not answer on ${layout.registry.pushHost} (${(err as Error).message}): run \`reprobench sim up\``);
