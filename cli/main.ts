@@ -1,5 +1,6 @@
 // reprobench command line: one file per subcommand group under cli/commands/, registered below.
 import { commands } from "./commands";
+import { failIfUnsettled } from "./unsettled";
 
 function usage(): string {
   const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
@@ -20,13 +21,7 @@ async function main(argv: string[]): Promise<number> {
   return command.run(rest);
 }
 
-// A command whose promise never settles ends when nothing is left to wait on (a fetch whose only timer is
-// an unref'd AbortSignal.timeout, say), and Node would exit 0 as if it had succeeded: make that an error.
-const [commandName] = process.argv.slice(2);
-process.once("beforeExit", () => {
-  console.error(`reprobench: ${commandName ?? "the command"} stopped before it finished: nothing was left to wait on (a bug in reprobench; rerun it, and report the last lines above)`);
-  process.exit(70);
-});
+failIfUnsettled(process.argv[2]);
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),

@@ -3,7 +3,7 @@
 // (and then start a Go build), so the cache must stay empty. Without Node 22 it says what is needed; a
 // symlinked node_modules is never reinstalled through (npm ci would empty its target).
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -66,5 +66,61 @@ describe("bin/reprobench without the Pulumi toolchain", () => {
     expect(r.stderr).toContain(`${checkout}/node_modules is a symlink and may not match package-lock.json; not running npm ci through it`);
     expect(r.stderr).not.toContain("installing node_modules");
     expect(existsSync(join(shared, "sentinel"))).toBe(true);
+  });
+});
+
+// Which environment the launcher loads, told apart in a copy of the checkout whose env.sh and node-env.sh
+// only record that they were sourced (env.sh also puts node on PATH, as the real one does), and whose
+// cli/main.ts prints its arguments.
+describe("bin/reprobench decides what a command needs after reading its arguments", () => {
+  function launcherCheckout(): string {
+    const checkout = tmp("reprobench-launcher-");
+    for (const d of ["bin", "scripts", "cli"]) mkdirSync(join(checkout, d));
+    copyFileSync(BIN, join(checkout, "bin/reprobench"));
+    const record = (what: string) => `echo ${what} >>"$LAUNCHER_LOG"\nPATH=${JSON.stringify(dirname(process.execPath))}:$PATH\n`;
+    writeFileSync(join(checkout, "scripts/env.sh"), record("toolchain"));
+    writeFileSync(join(checkout, "scripts/node-env.sh"), record("node-only"));
+    writeFileSync(join(checkout, "cli/main.ts"), 'console.log(JSON.stringify(process.argv.slice(2)));\n');
+    symlinkSync(join(REPO, "node_modules"), join(checkout, "node_modules"));
+    return checkout;
+  }
+  const loaded = (args: string[]) => {
+    const checkout = launcherCheckout();
+    const log = join(checkout, "launcher.log");
+    const r = reprobench(args, { PATH: "/usr/bin:/bin", LAUNCHER_LOG: log }, checkout, join(checkout, "bin/reprobench"));
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(args);
+    return readFileSync(log, "utf8").trim();
+  };
+
+  it.each([
+    [["resume", "--stack", "prod", "--job", "j", "--wait"], "toolchain"],
+    [["rerun", "--stack=prod", "--job", "j"], "toolchain"],
+    [["pull", "-s", "prod"], "toolchain"],
+    [["up"], "toolchain"],
+    [["status", "--stack", "dev"], "toolchain"],
+    [["resume", "jobs/j"], "node-only"],
+    [["rerun", "jobs/j", "--", "--stack"], "node-only"],
+    [["up", "--help"], "node-only"],
+    [["preview", "-h"], "node-only"],
+    [["status", "--stack", "dev", "--help"], "node-only"],
+    [["resume", "--stack", "prod", "--help"], "node-only"],
+    [["audit", "jobs/j"], "node-only"],
+  ])("%j loads %s", (args, expected) => {
+    expect(loaded(args)).toBe(expected);
+  });
+});
+
+describe("bin/reprobench up --help in a fresh clone", () => {
+  it("prints the usage in seconds and builds nothing (the toolchain cache stays empty)", () => {
+    const cache = tmp("reprobench-emptycache-");
+    const t0 = Date.now();
+    const r = reprobench(["up", "--help"], { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, REPROBENCH_CACHE: cache }, tmpdir());
+    const seconds = (Date.now() - t0) / 1000;
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/usage: reprobench up/);
+    expect(r.stderr).not.toContain("[toolchain");
+    expect(readdirSync(cache)).toEqual([]);
+    console.log(`bin/reprobench up --help: ${seconds.toFixed(2)} s`);
   });
 });
