@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import LongestFirstSequencer from "./test/helpers/longest-first";
 
 // Two projects: `unit` (pure functions, Pulumi mocks; seconds) and `integration` (the real engine on
 // the simulated cluster; minutes). Integration files may run side by side (scripts/test.sh passes
@@ -6,6 +7,8 @@ import { defineConfig } from "vitest/config";
 // the images they share are built once first (test/helpers/integration-setup.ts).
 export default defineConfig({
   test: {
+    // Integration files longest first, so that no long suite runs alone at the end (the file says why).
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         test: {
