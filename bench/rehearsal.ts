@@ -31,7 +31,8 @@ function print(r: RehearsalResult): void {
   }
   out.push(`per-trial overhead outside agent and verifier: mean ${fmt(r.overhead.meanSec)}, median ${fmt(r.overhead.p50Sec)}, max ${fmt(r.overhead.maxSec)} (${r.overhead.trials} trials)`);
   out.push(`peak trial networks in use: ${r.peakNetworks}; peak trial containers running: ${r.peakRunning}`);
-  out.push("status ETA error (positive: the job ended later than status said; reference end without the stop-to-resume gap for samples before the stop):");
+  // status's ETA is results/eta.ts since issue 33; the mean-of-finished-trials estimate before it was off by 40–72 % here.
+  out.push("status ETA error at 25/50/75 % of trials finished (results/eta.ts; positive: the job ended later than status said; reference end without the stop-to-resume gap for samples before the stop):");
   for (const s of r.etaSamples) out.push(`  at ${pct(s.fraction)}: ETA ${s.finishAt ?? "none"} → error ${s.errorSec === null ? "-" : fmt(s.errorSec)} (${pct(s.errorOfRemaining)} of the time left)`);
   out.push("faults and passes:");
   for (const e of r.events) out.push(`  ${e.at} ${e.line} [${e.finished} finished, ${e.started} started]`);

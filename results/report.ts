@@ -2,6 +2,7 @@
 // a CSP that forbids every network fetch) from an AuditReport and the run manifest.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { costRows, type RunCost } from "./cost";
 import { appliedOverrides, duration, int, otherWarnings, pct, scoreLine, supersededLine } from "./format";
 import { LoadedManifest, manifestRows } from "./manifest";
 import { AuditReport, AuditTrial } from "./schema";
@@ -61,7 +62,7 @@ function timelineMarkdown(t: Timeline): string[] {
 }
 
 /** The Markdown report: conditions, scores, timeline, taxonomy with evidence, verdicts, per-task table, warnings, then the manifest. */
-export function renderMarkdown(r: AuditReport, manifest: LoadedManifest | null, timeline?: Timeline): string {
+export function renderMarkdown(r: AuditReport, manifest: LoadedManifest | null, timeline?: Timeline, cost?: RunCost): string {
   const out: string[] = ["# Terminal-Bench run report", "", `generated ${r.generatedAt} from ${r.jobs.map((j) => `\`${j.name}\``).join(", ")}`, ""];
   out.push("## Run conditions", "");
   out.push(r.runConditions.leaderboardComparable ? "Leaderboard defaults (timeout multiplier 1.0, no overrides)." : "**A reproduction, not a leaderboard submission:**");
@@ -76,6 +77,7 @@ export function renderMarkdown(r: AuditReport, manifest: LoadedManifest | null, 
   out.push(`| all trials, all passes | ${int(r.tokens.allTrials.input)} | ${int(r.tokens.allTrials.cache)} | ${int(r.tokens.allTrials.output)} |`, "");
   const d = r.durations;
   out.push(`Wall clock ${duration(d.wallClockSec)}; trial duration median ${duration(d.trialSec.median)}, p90 ${duration(d.trialSec.p90)}, max ${duration(d.trialSec.max)}.`, "");
+  if (cost) out.push("## Cost", "", "Every trial of every pass (superseded ones ran too).", "", "| | |", "|---|---|", ...costRows(cost).map((c) => `| ${md(c.what)} | ${md(c.value)} |`), "");
   if (timeline) out.push(...timelineMarkdown(timeline));
   out.push("## Failure taxonomy", "", "| category | trials |", "|---|---|", ...r.taxonomy.map((c) => `| ${CATEGORY_LABELS[c.category]} | ${c.count} |`), "");
   const withEvidence = r.tasks.flatMap((t) => t.trials).filter((t) => t.evidence.length > 0);
@@ -113,7 +115,8 @@ export function renderMarkdown(r: AuditReport, manifest: LoadedManifest | null, 
   return `${out.join("\n").trimEnd()}\n`;
 }
 
-const esc = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+/** HTML-escapes text (the compare page shares it). */
+export const esc = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /** Data the page's charts draw, one entry per task (attempts aggregated). */
 export function chartData(r: AuditReport) {
@@ -218,7 +221,8 @@ const PAGE_SCRIPT = `
 })();
 `;
 
-const STYLE = `
+/** The report page's stylesheet (the compare page shares it). */
+export const STYLE = `
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #1f2328; }
 h1 { margin: 0 0 4px; font-size: 22px; } h2 { margin: 28px 0 8px; font-size: 17px; border-bottom: 1px solid #d0d7de; }
 .muted { color: #656d76; } .banner { padding: 8px 12px; border-radius: 6px; margin: 12px 0; }
@@ -236,7 +240,7 @@ code { font-size: 11px; } .passed { color: #1a7f37; } .failed { color: #cf222e; 
  * conditions and scores, the outcome chart, the timeline, the other charts, the per-task tables, warnings,
  * then the run manifest folded away in a closed <details>.
  */
-export function renderHtml(r: AuditReport, manifest: LoadedManifest | null, chartJs: string, timeline?: Timeline): string {
+export function renderHtml(r: AuditReport, manifest: LoadedManifest | null, chartJs: string, timeline?: Timeline, cost?: RunCost): string {
   const raw = r.scores.raw;
   const cor = r.scores.corrected;
   const card = (title: string, value: string, sub: string): string => `<div class="card"><span class="muted">${esc(title)}</span><b>${esc(value)}</b><span class="muted">${esc(sub)}</span></div>`;
@@ -295,10 +299,12 @@ ${card("pass rate, infra errors excluded", pct(raw.passRate), `${raw.passed}/${r
 ${card("outcomes", `${raw.passed} / ${raw.failed} / ${raw.errored}`, "passed / failed / errored")}
 ${card("tokens (counted trials)", `${tokenCount(r.tokens.chosen.input)} in`, `${tokenCount(r.tokens.chosen.output)} out`)}
 ${card("wall clock", duration(r.durations.wallClockSec), `trial median ${duration(r.durations.trialSec.median)}`)}
+${cost ? card("GPU-hours", cost.gpu.gpuHours === null ? "unknown" : cost.gpu.gpuHours.toFixed(1), cost.tokensPerGpuHour ? `${tokenCount(cost.tokensPerGpuHour.input)} in / ${tokenCount(cost.tokensPerGpuHour.output)} out per GPU-hour` : (cost.gpu.note ?? "")) : ""}
 </div>
 <h2 id="outcomes">Outcome per task</h2><div class="chart"><canvas id="chart-outcomes"></canvas></div>
 ${timelineHtml}
 <h2>Duration per task</h2><div class="chart"><canvas id="chart-durations"></canvas></div>
+${cost ? `<h2 id="cost">Cost</h2><p class="muted">every trial of every pass (superseded ones ran too)</p><table>${costRows(cost).map((c) => `<tr><th>${esc(c.what)}</th><td>${esc(c.value)}</td></tr>`).join("")}</table>` : ""}
 <h2>Tokens per task</h2><div class="chart"><canvas id="chart-tokens"></canvas></div>
 <h2 id="taxonomy">Failure taxonomy</h2><div class="chart small"><canvas id="chart-taxonomy"></canvas></div>
 ${evidence ? `<h3>Evidence from the logs</h3><table><tr><th>task</th><th>outcome</th><th>file:line, signature, line</th></tr>${evidence}</table>` : ""}

@@ -2,6 +2,7 @@
 // results/remote/status-probe.sh read on the hosts. Pure: probes in, a StatusReport out (schema below and
 // in results/STATUS.md), and its one-screen text rendering.
 import { z } from "zod";
+import { estimateRemaining } from "./eta";
 import { duration } from "./format";
 import { asRecord, HARBOR_DEFAULTS, maskText, parseTime, secondsBetween } from "./harbor";
 import { getLoadRankLoads, parsePrometheus, type RankLoad, routerWorkers, type RouterWorker, sglangRankLoads } from "./prometheus";
@@ -110,7 +111,17 @@ export const StatusReportSchema = z
       z.object({ trial: z.string(), task: z.string(), startedAt: z.string(), elapsedSec: z.number(), agentTimeoutSec: z.number().nullable(), overTimeout: z.boolean() }).strict(),
     ),
     eta: z
-      .object({ remainingSec: z.number(), finishAt: z.string(), meanTrialSec: z.number(), basedOnTrials: z.number().int(), concurrency: z.number().int() })
+      .object({
+        remainingSec: z.number(),
+        finishAt: z.string(),
+        lowSec: z.number(),
+        highSec: z.number(),
+        finishLowAt: z.string(),
+        finishHighAt: z.string(),
+        meanTrialSec: z.number(),
+        basedOnTrials: z.number().int(),
+        concurrency: z.number().int(),
+      })
       .strict()
       .nullable(),
     servers: z.array(
@@ -222,8 +233,22 @@ function jobState(job: JobProbe, cancelled: number): { state: JobState; reason: 
   return { state: "failed", reason: "harbor is not running and result.json has no finished_at, with no sign of a graceful stop: read the log" };
 }
 
+/** What a trial may take at most, for the ETA: its agent timeout, a verifier timeout like the task's agent one (Terminal-Bench's are mostly equal), and setup. */
+export const ETA_SETUP_ALLOWANCE_SEC = 300;
+
+export function trialBudgetSec(t: JobProbe["timeouts"][number]): number | null {
+  const agent = agentTimeoutSec(t);
+  const base = t.overrideTimeoutSec || t.taskTimeoutSec;
+  if (agent === null || !base) return null;
+  return agent + base * (t.timeoutMultiplier ?? 1) + ETA_SETUP_ALLOWANCE_SEC;
+}
+
+/** The task part of a trial dir name (Harbor: "<task, at most 32 characters>__<id>"). */
+const taskOfDir = (dir: string): string => dir.replace(/__[^_]+$/, "");
+
 /**
- * ETA from the finished trials' mean duration and the job's concurrency: the work left is the pending
+ * Before issue 33, and kept for comparison (test/unit/sim/rehearsal-eta.test.ts): the ETA
+ * from the finished trials' mean duration and the job's concurrency: the work left is the pending
  * trials at the mean duration plus what the running ones still need (mean − elapsed, at least 0), spread
  * over min(concurrency, trials left) slots, and never less than the longest remaining running trial (or one
  * mean trial while any is pending). Cancelled trials do not count as a duration sample. Null until a
@@ -289,6 +314,36 @@ function routerReport(r: RouterInput): NonNullable<StatusReport["router"]> {
   return { host: r.host, url: r.url, source: "metrics", workers, note: workers.length ? null : "no per-worker series yet" };
 }
 
+/**
+ * The ETA's inputs from what the probe read: budgets are known for the running trials (their timeouts)
+ * and, through them, for the other attempts of their tasks; pending trials are the remaining attempts of
+ * the tasks seen so far, after the ones of tasks not started yet (Harbor runs attempt by attempt).
+ */
+function etaTrials(job: JobProbe, genuine: readonly FinishedTrial[], running: readonly { trial: string; elapsedSec: number }[], pending: number) {
+  const budgetOfTask = new Map<string, number>();
+  for (const t of job.timeouts) {
+    const b = trialBudgetSec(t);
+    if (b !== null) budgetOfTask.set(taskOfDir(t.dir), b);
+  }
+  const budget = (task: string) => budgetOfTask.get(task) ?? null;
+  const started = new Map<string, number>();
+  for (const t of job.trials) started.set(taskOfDir(t.dir), (started.get(taskOfDir(t.dir)) ?? 0) + 1);
+  const k = Math.max(1, num(job.config?.n_attempts) ?? HARBOR_DEFAULTS.n_attempts);
+  const later: { task?: string; budgetSec: number | null }[] = [];
+  for (let round = 0; round < k; round++) {
+    for (const [task, n] of started) if (n + round < k) later.push({ task, budgetSec: budget(task) });
+  }
+  const known = later.slice(0, pending);
+  const unknown = Array.from({ length: Math.max(0, pending - known.length) }, () => ({ budgetSec: null }));
+  return {
+    finished: genuine
+      .filter((f) => f.durationSec !== null)
+      .map((f) => ({ task: taskOfDir(f.trial), durationSec: f.durationSec!, budgetSec: budget(taskOfDir(f.trial)), timedOut: f.exceptionType === "AgentTimeoutError" })),
+    running: running.map((r) => ({ task: taskOfDir(r.trial), elapsedSec: r.elapsedSec, budgetSec: budget(taskOfDir(r.trial)) })),
+    pending: [...unknown, ...known],
+  };
+}
+
 /** The status report from the probes. */
 export function buildStatus(input: StatusInputs, generatedAt = new Date()): StatusReport {
   const notes = [...(input.notes ?? [])];
@@ -326,9 +381,25 @@ export function buildStatus(input: StatusInputs, generatedAt = new Date()): Stat
   const durations = genuine.map((f) => f.durationSec).filter((x): x is number => x !== null);
   const meanTrialSec = durations.length ? durations.reduce((a, b) => a + b, 0) / durations.length : null;
   let eta: StatusReport["eta"] = null;
-  if (live && pending !== null) {
-    const remaining = estimateEta({ meanTrialSec, concurrency, pending, runningElapsedSec: running.map((r) => r.elapsedSec) });
-    if (remaining !== null) eta = { remainingSec: remaining, finishAt: iso(input.now + remaining * 1000), meanTrialSec: meanTrialSec!, basedOnTrials: durations.length, concurrency };
+  if (live && pending !== null && meanTrialSec !== null) {
+    const estimate = estimateRemaining({
+      concurrency,
+      ...etaTrials(job!, genuine, running, pending),
+    });
+    if (estimate) {
+      const at = (sec: number) => iso(input.now + sec * 1000);
+      eta = {
+        remainingSec: estimate.remainingSec,
+        finishAt: at(estimate.remainingSec),
+        lowSec: estimate.lowSec,
+        highSec: estimate.highSec,
+        finishLowAt: at(estimate.lowSec),
+        finishHighAt: at(estimate.highSec),
+        meanTrialSec,
+        basedOnTrials: durations.length,
+        concurrency,
+      };
+    }
   }
 
   const startedAt = typeof job?.result?.started_at === "string" ? job.result.started_at : null;
@@ -416,7 +487,10 @@ export function renderStatus(r: StatusReport, opts: { maxRunning?: number } = {}
     out.push(`results  ${t.passed} passed · ${t.failed} failed · ${t.errored} errored${t.cancelled ? ` · ${t.cancelled} cancelled` : ""} · mean so far ${t.meanSoFar === null ? "n/a" : t.meanSoFar.toFixed(4)}`);
     const types = Object.entries(t.errorTypes).sort((a, b) => b[1] - a[1]);
     if (types.length) out.push(`errors   ${types.map(([k, v]) => `${k} ×${v}`).join(", ")}`);
-    if (r.eta) out.push(`ETA      ${duration(r.eta.remainingSec)} (≈ ${r.eta.finishAt.replace(/\.\d+Z$/, "Z")}; mean trial ${duration(r.eta.meanTrialSec)} over ${r.eta.basedOnTrials}, ${r.eta.concurrency} concurrent)`);
+    if (r.eta) {
+      const z = (t: string) => t.replace(/\.\d+Z$/, "Z");
+      out.push(`ETA      ${duration(r.eta.remainingSec)}, likely ${duration(r.eta.lowSec)}–${duration(r.eta.highSec)} (≈ ${z(r.eta.finishAt)}; from ${r.eta.basedOnTrials} finished and ${r.running.length} running trials against their timeouts, ${r.eta.concurrency} concurrent)`);
+    }
     else if (j.state === "running") out.push("ETA      after the first trial finishes");
     if (r.running.length) {
       out.push(`running  (elapsed / agent timeout)`);

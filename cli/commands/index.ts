@@ -1,4 +1,5 @@
 import { audit } from "./audit";
+import { compare } from "./compare";
 import { config } from "./config";
 import { report } from "./report";
 import { resume, rerun } from "./resume";
@@ -18,6 +19,7 @@ export const commands: Record<string, Command> = {
   preview,
   down,
   audit,
+  compare,
   config,
   report,
   resume,

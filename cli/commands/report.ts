@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import type { Command } from "./command";
+import { runCost } from "../../results/cost";
 import { auditDirs, readJob } from "../../results/load";
 import { findManifest } from "../../results/manifest";
 import { parseOverrides } from "../../results/overrides";
@@ -13,7 +14,9 @@ const HELP = `usage: reprobench report <job dir>… [--out DIR] [--overrides FIL
 
 Audits the job dirs as \`reprobench audit\` does (newest genuine trial per task; --overrides the same)
 and writes DIR/report.md and DIR/report.html (default DIR: ./reprobench-report), with a timeline of
-every trial over wall-clock time per concurrency slot, coloured by outcome. The HTML page is
+every trial over wall-clock time per concurrency slot, coloured by outcome, and what the run cost
+(wall time, trial time by phase, tokens by outcome, GPU-hours of the manifest's worker hosts over the
+run's span, tokens per GPU-hour). The HTML page is
 self-contained: Chart.js and the data are inlined and its Content-Security-Policy forbids network
 access. The run manifest (reprobench-manifest.json inside or beside a job dir) comes last,
 folded (the scores, the outcome chart and the timeline come first); without one the report says "no
@@ -43,11 +46,13 @@ export const report: Command = {
     const audit = auditDirs(positionals, { overrides });
     const manifest = findManifest(positionals);
     const counted = new Set(audit.tasks.flatMap((t) => t.trials.map((x) => x.path)));
-    const timeline = buildTimeline(positionals.map(readJob), counted);
+    const jobs = positionals.map(readJob);
+    const timeline = buildTimeline(jobs, counted);
+    const cost = runCost(jobs, manifest?.data ?? null);
     const out = path.resolve(values.out ?? "reprobench-report");
     fs.mkdirSync(out, { recursive: true });
-    fs.writeFileSync(path.join(out, "report.md"), renderMarkdown(audit, manifest, timeline));
-    fs.writeFileSync(path.join(out, "report.html"), renderHtml(audit, manifest, loadChartJs(), timeline));
+    fs.writeFileSync(path.join(out, "report.md"), renderMarkdown(audit, manifest, timeline, cost));
+    fs.writeFileSync(path.join(out, "report.html"), renderHtml(audit, manifest, loadChartJs(), timeline, cost));
     console.log(`wrote ${path.join(out, "report.md")}\nwrote ${path.join(out, "report.html")}${manifest ? "" : "\n(no manifest found)"}`);
     return 0;
   },

@@ -16,7 +16,9 @@ The stack's Harbor job and model servers, read through the stack's outputs and S
 job name and state (running / stopping / finished / stopped / failed, Harbor's PID and systemd unit),
 trials finished of total with passed / failed / errored / cancelled and the error types, the mean so far
 (Harbor's: a missing reward counts 0; cancelled trials left out), trials running now with their elapsed
-time against their agent timeout, an ETA from the finished trials' mean duration and the concurrency,
+time against their agent timeout, an ETA with a likely range (finished trials' durations against their
+timeouts, running ones weighed by their elapsed time and budget, pending ones by their timeout tier and
+their task's earlier attempts, over the concurrency; results/eta.ts),
 per worker and DP rank the running and queued requests and generation throughput (SGLang's Prometheus
 /metrics when started with --enable-metrics, else /get_load), the router's in-flight requests per
 worker, and the last lines of Harbor's log. A run stack (reprobench:cluster) is read through its owner's
