@@ -201,9 +201,11 @@ export function dockerBuildArgs(image: ResolvedImage, parentTag: string | undefi
 }
 
 /** True when the registry already holds exactly the local image (its digest is one of ours). */
-export function registryUpToDate(localRepoDigests: string[], repo: string, remoteDigest: string | undefined, pushHost = REGISTRY_PUSH_HOST): boolean {
+export function registryUpToDate(localRepoDigests: string[], repo: string, remoteDigest: string | undefined): boolean {
   if (!remoteDigest) return false;
-  return localRepoDigests.includes(`${pushHost}/${repo}@${remoteDigest}`);
+  // A manifest digest names its content exactly: the image pushed as that digest to any sim registry (the
+  // one whose storage seeded this one, sim/registry-seed.ts) is the image this registry holds.
+  return localRepoDigests.some((d) => d.endsWith(`/${repo}@${remoteDigest}`));
 }
 
 /** The sim's caches live outside the repo: ~/.cache/reprobench/<name>. */
@@ -311,7 +313,7 @@ export async function pushImages(images: ResolvedImage[], log: (m: string) => vo
     .map((line) => (JSON.parse(line) as string[] | null) ?? []);
   const remote = await Promise.all(toPush.map((i) => remoteDigest(i.push, pushHost)));
   for (const [n, image] of toPush.entries()) {
-    if (registryUpToDate(localDigests[n], image.push, remote[n], pushHost)) {
+    if (registryUpToDate(localDigests[n], image.push, remote[n])) {
       upToDate.push(pullRef(image.push));
       continue;
     }

@@ -1,12 +1,21 @@
 // The containers beside the hosts (registry, mirror, index/git server, egress proxy), each (re)created when its image, password or networks call for it.
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { containerHash, containerNetworks, containerState, docker } from "./docker";
 import { mirrorCreateArgs, outsideRunArgs, proxyCreateArgs, registryRunArgs } from "./docker-args";
 import { fetchWithin, waitFor } from "./exec";
 import type { ClusterPlan } from "./layout";
 import type { Log } from "./log";
 import { GIT_HOSTNAME, INDEX_HOSTNAME } from "./outside";
+import { seedRegistryStorage } from "./registry-seed";
+
+/** The other instances' registry storages, the default instance's first (`bin/reprobench up` fills it). */
+function registrySeedCandidates(own: string): string[] {
+  const parent = dirname(own);
+  const others = existsSync(parent) ? readdirSync(parent).filter((d) => !d.includes(".seeding-")).map((d) => join(parent, d)) : [];
+  const first = join(parent, "default");
+  return [first, ...others.filter((d) => d !== first && d !== own).sort()];
+}
 
 /**
  * The registry (gate + docker-registry), recreated when its image changed or its password file was
@@ -27,6 +36,8 @@ export async function ensureRegistry(plan: ClusterPlan, image: string, wantHash:
     state = undefined;
   }
   if (state === undefined) {
+    const seed = await seedRegistryStorage(registry.cacheDir, registrySeedCandidates(registry.cacheDir));
+    if (seed) log(`registry storage ${registry.cacheDir} seeded from ${seed} (blobs linked, tags copied)`);
     mkdirSync(registry.cacheDir, { recursive: true });
     mkdirSync(join(plan.root, registry.stateDir), { recursive: true, mode: 0o700 });
     await docker(registryRunArgs(plan, image).slice(1));

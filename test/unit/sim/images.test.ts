@@ -122,4 +122,12 @@ describe("build and push helpers", () => {
     expect(registryUpToDate(mine, repo, undefined)).toBe(false);
     expect(registryUpToDate([], repo, "sha256:aaa")).toBe(false);
   });
+
+  it("counts our digest pushed to another sim registry (a seeded storage) as held, but not another repository's", () => {
+    const repo = "reprobench/task-base";
+    const pushedElsewhere = ["127.0.0.1:5011/reprobench/task-base@sha256:aaa", "127.0.0.1:5011/reprobench/other@sha256:ccc"];
+    expect(registryUpToDate(pushedElsewhere, repo, "sha256:aaa")).toBe(true);
+    expect(registryUpToDate(pushedElsewhere, repo, "sha256:ccc")).toBe(false);
+    expect(registryUpToDate(pushedElsewhere, "reprobench/base", "sha256:aaa")).toBe(false);
+  });
 });
