@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import type { Command } from "./command";
 // The pure modules, not components/config/index.ts: validating a file must not load the Pulumi SDK.
-import { formatProblems } from "../../components/config/problems";
+import { formatProblems, stackOfFile, withStackInHints } from "../../components/config/problems";
 import { SECRET_PLACEHOLDER } from "../../components/config/schema";
 import { checkStackFile } from "../../components/config/stack-file";
 
@@ -42,11 +42,14 @@ export const config: Command = {
     }
     for (const warning of check.warnings) console.error(`warning: ${warning}`);
     if (!check.ok) {
-      console.error(`${file}: ${check.problems.length} problem${check.problems.length === 1 ? "" : "s"}\n${formatProblems(check.problems)}`);
+      console.error(`${file}: ${check.problems.length} problem${check.problems.length === 1 ? "" : "s"}\n${formatProblems(withStackInHints(check.problems, stackOfFile(file)))}`);
       return 1;
     }
     if (check.missingSecrets.length > 0) {
-      console.error(`note: secrets not set yet (pulumi up needs them):\n${formatProblems(check.missingSecrets)}`);
+      const stack = stackOfFile(file);
+      // `pulumi config set --stack S` needs the stack to exist: a preview creates it (reprobench preview --stack S).
+      const order = stack ? `\n(after \`source scripts/env.sh\`; the stack must exist first: \`bin/reprobench preview --stack ${stack}\` creates it)` : "";
+      console.error(`note: secrets not set yet (pulumi up needs them):\n${formatProblems(withStackInHints(check.missingSecrets, stack))}${order}`);
     }
     if (action === "show") {
       const shown = {

@@ -186,3 +186,16 @@ export function duplicates<T>(items: T[], id: (item: T) => string, report: (inde
   });
   return out;
 }
+
+/**
+ * The stack a stack file is for (Pulumi.<stack>.yaml), and problems whose `pulumi config set` hints name it:
+ * typed as shown in the checkout, a hint without `--stack` sets the key on whatever stack is selected.
+ */
+export function stackOfFile(file: string): string | undefined {
+  return /(?:^|[\\/])Pulumi\.([^/\\]+)\.ya?ml$/.exec(file)?.[1];
+}
+
+export function withStackInHints(problems: readonly ConfigProblem[], stack: string | undefined): ConfigProblem[] {
+  if (stack === undefined) return [...problems];
+  return problems.map((p) => ({ ...p, message: p.message.replaceAll("pulumi config set --secret", `pulumi config set --stack ${stack} --secret`) }));
+}

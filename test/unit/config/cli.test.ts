@@ -30,6 +30,16 @@ describe("reprobench config", () => {
     expect(strict.out).toBe("");
   });
 
+  it("every secret hint names the file's stack, and the note says how the stack comes to exist", async () => {
+    const r = await run(["validate", join(REPO, "Pulumi.a100.yaml")]);
+    const hints = r.err.split("\n").filter((l) => l.includes("pulumi config set"));
+    expect(hints.length).toBeGreaterThan(0);
+    for (const hint of hints) expect(hint).toContain("pulumi config set --stack a100 --secret");
+    expect(r.err).toContain("bin/reprobench preview --stack a100` creates it");
+    const strict = await run(["validate", join(REPO, "Pulumi.a100.yaml"), "--require-secrets"]);
+    expect(strict.err).toContain("pulumi config set --stack a100 --secret reprobench:proxyUpstream");
+  });
+
   it("a bad file exits 1 with one line per problem", async () => {
     const r = await run(["validate", join(FIXTURES, "bad", "tp-dp-exceeds-gpus.yaml")]);
     expect(r.code).toBe(1);
