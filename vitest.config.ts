@@ -15,6 +15,9 @@ export default defineConfig({
           name: "unit",
           include: ["test/unit/**/*.test.ts"],
           testTimeout: 30_000,
+          // Fixtures of thousands of files are written and removed in hooks; on a loaded two-core machine
+          // that outlasts Vitest's 10 s default.
+          hookTimeout: 60_000,
           // Pulumi's mock monitor cannot register resource hooks (see the file).
           setupFiles: ["test/helpers/mock-hooks.ts"],
         },

@@ -54,7 +54,7 @@ export class ModelBridge extends pulumi.ComponentResource {
       `${name}-unit`,
       {
         connection: args.host.connection,
-        create: scriptWithEnv("proxy-bridge", modelBridgeScriptEnv(args.settings)),
+        create: scriptWithEnv(["retry", "proxy-bridge"], modelBridgeScriptEnv(args.settings)),
         check: scriptWithEnv("proxy-bridge-check", { UNIT: MODEL_BRIDGE_UNIT }),
         delete: scriptWithEnv("proxy-bridge-remove", { UNIT: MODEL_BRIDGE_UNIT }),
         onDrift: "update",

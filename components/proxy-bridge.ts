@@ -72,7 +72,7 @@ export class ProxyBridge extends pulumi.ComponentResource {
 
   constructor(name: string, args: ProxyBridgeArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:cluster:ProxyBridge", name, {}, opts);
-    const create = pulumi.secret(pulumi.output(args.upstream).apply((u) => scriptWithEnv("proxy-bridge", bridgeScriptEnv(args.settings, u))));
+    const create = pulumi.secret(pulumi.output(args.upstream).apply((u) => scriptWithEnv(["retry", "proxy-bridge"], bridgeScriptEnv(args.settings, u))));
     const unit = new CheckedCommand(
       `${name}-unit`,
       {

@@ -1,6 +1,7 @@
 // The end of every scripts/test.sh run: each integration suite's wall time (slowest first), each phase's
 // time, and one "tests: N passed, N failed" line for the whole run, so what a new suite costs shows in every
-// CI log. Reads Vitest's JSON reports (<project>.json) and phases.tsv (name, start, end in epoch seconds)
+// CI log. Reads Vitest's JSON reports (<project>.json: the test counts), suite-times.jsonl (each file's time
+// with its hooks, test/helpers/suite-times-reporter.ts) and phases.tsv (name, start, end in epoch seconds)
 // from the results directory given as the only argument.
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -22,18 +23,27 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
   passed += report.numPassedTests;
   failed += report.numFailedTests;
   skipped += report.numPendingTests + (report.numTodoTests || 0);
-  const project = file.replace(/\.json$/, "");
-  for (const r of report.testResults) {
-    const tests = r.assertionResults.length;
-    const bad = r.assertionResults.filter((a) => a.status === "failed").length;
-    suites.push({ project, name: relative(repo, r.name), tests, bad, ms: Math.max(0, r.endTime - r.startTime), status: r.status });
+  // Without the reporter's file (an older run): Vitest's own times, which leave out hooks and imports.
+  if (!existsSync(join(dir, "suite-times.jsonl"))) {
+    const project = file.replace(/\.json$/, "");
+    for (const r of report.testResults) {
+      const bad = r.assertionResults.filter((a) => a.status === "failed").length;
+      suites.push({ project, name: relative(repo, r.name), tests: r.assertionResults.length, bad, ms: Math.max(0, r.endTime - r.startTime), status: r.status });
+    }
+  }
+}
+// test/helpers/suite-times-reporter.ts: each file with its hooks (a sim suite's cluster start and teardown).
+if (existsSync(join(dir, "suite-times.jsonl"))) {
+  for (const line of readFileSync(join(dir, "suite-times.jsonl"), "utf8").split("\n").filter(Boolean)) {
+    const t = JSON.parse(line);
+    suites.push({ project: t.project, name: t.file, tests: t.tests, bad: t.failed, ms: t.ms, status: t.state });
   }
 }
 
 const integration = suites.filter((s) => s.project === "integration").sort((a, b) => b.ms - a.ms);
 if (integration.length > 0) {
   const width = Math.max(...integration.map((s) => s.name.length));
-  console.log("\nintegration suites (wall time of each file, side by side):");
+  console.log("\nintegration suites (wall time of each file with its hooks, side by side):");
   for (const s of integration) {
     const mark = s.status === "passed" ? "" : `  ${s.status}${s.bad ? ` (${s.bad} failed)` : ""}`;
     console.log(`  ${s.name.padEnd(width)}  ${String(s.tests).padStart(3)} tests  ${seconds(s.ms).padStart(7)}${mark}`);

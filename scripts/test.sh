@@ -22,22 +22,26 @@ report() { node scripts/test-report.mjs "$results"; }
 # Node and node_modules first: typecheck, lint and the unit tests need nothing else, so they (and the sim
 # images) run while the Pulumi CLI and plugins build in the background (10-20 min cold, seconds warm).
 phase_start "node"
-eval "$(bash scripts/toolchain.sh --node-only --print-env)"
+node_env=$(bash scripts/toolchain.sh --node-only --print-env)
+eval "$node_env"
 node --version
 phase_end
 
 toolchain_t0=$(date +%s)
 # With the Python language host (test/integration/examples.test.ts runs a Python program): built here, in
 # the overlap, rather than inside that suite beside the others.
-REPROBENCH_PYTHON=1 bash scripts/toolchain.sh --print-env >"$results/toolchain.env" 2>"$results/toolchain.log" &
+# In a process group of its own (setsid), so that stopping it stops its go builds too, which would else
+# keep the toolchain lock for the rest of their build.
+REPROBENCH_PYTHON=1 setsid bash scripts/toolchain.sh --print-env >"$results/toolchain.env" 2>"$results/toolchain.log" &
 toolchain_pid=$!
 # Whatever ends this script, the background build does not outlive it, and the tables of what ran are printed
-# (the script's exit status stays the failing step's).
-trap 'kill "$toolchain_pid" 2>/dev/null || true; report || true' EXIT
+# (the script's exit status stays the failing step's). The pid is cleared once reaped: it may be reused later.
+trap '[ -z "${toolchain_pid:-}" ] || kill -TERM -- "-$toolchain_pid" 2>/dev/null || true; report || true' EXIT
 wait_toolchain() {
   step "toolchain (built in the background since $(date -d "@$toolchain_t0" +%H:%M:%S))"
   local rc=0
   wait "$toolchain_pid" || rc=$?
+  toolchain_pid=
   printf '%s\t%s\t%s\n' "toolchain" "$toolchain_t0" "$(date +%s)" >>"$results/phases.tsv"
   cat "$results/toolchain.log"
   [ "$rc" = 0 ] || { echo "scripts/toolchain.sh failed (exit $rc); its log is above" >&2; exit "$rc"; }
@@ -68,7 +72,8 @@ python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && apt-g
 vitest_run() { # $1 = project, then more vitest flags
   local project=$1
   shift
-  npx vitest run --project "$project" --reporter=default --reporter=json --outputFile.json="$results/$project.json" "$@"
+  REPROBENCH_SUITE_TIMES="$results/suite-times.jsonl" npx vitest run --project "$project" --reporter=default --reporter=json \
+    --reporter=./test/helpers/suite-times-reporter.ts --outputFile.json="$results/$project.json" "$@"
 }
 
 if [ "$unit_only" = 1 ]; then

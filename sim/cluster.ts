@@ -259,8 +259,8 @@ export async function simStatus(options: SimOptions): Promise<StatusReport> {
   let repositories: number | undefined;
   if (registryState === "running") {
     try {
-      const res = await fetchWithin(`http://${plan.registry.pushHost}/v2/_catalog?n=1000`, {}, 5000);
-      repositories = ((await res.json()) as { repositories?: string[] }).repositories?.length;
+      const catalog = await fetchWithin(`http://${plan.registry.pushHost}/v2/_catalog?n=1000`, {}, 5000, (res) => res.json() as Promise<{ repositories?: string[] }>);
+      repositories = catalog.repositories?.length;
     } catch {
       repositories = undefined;
     }

@@ -98,15 +98,19 @@ export async function waitFor<T>(
 }
 
 /**
- * `fetch` with a deadline whose timer keeps the process alive. AbortSignal.timeout's timer is unref'd: when a
- * connection stalls with nothing else pending, Node's event loop empties and the process exits 0 in the
- * middle of the step (a cold `up` once ended so after "started registry", having done nothing).
+ * `fetch` with a deadline whose timer keeps the process alive, covering the body too when `read` is given
+ * (it runs under the same deadline). AbortSignal.timeout's timer is unref'd: when a connection stalls with
+ * nothing else pending, Node's event loop empties and the process exits 0 in the middle of the step (a
+ * cold `up` once ended so after "started registry", having done nothing).
  */
-export async function fetchWithin(url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
+export async function fetchWithin(url: string, init: RequestInit, timeoutMs: number): Promise<Response>;
+export async function fetchWithin<T>(url: string, init: RequestInit, timeoutMs: number, read: (res: Response) => Promise<T>): Promise<T>;
+export async function fetchWithin<T>(url: string, init: RequestInit, timeoutMs: number, read?: (res: Response) => Promise<T>): Promise<Response | T> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error(`no answer from ${url} within ${timeoutMs} ms`)), timeoutMs);
   try {
-    return await fetch(url, { ...init, signal: controller.signal });
+    const res = await fetch(url, { ...init, signal: controller.signal });
+    return read ? await read(res) : res;
   } finally {
     clearTimeout(timer);
   }

@@ -3,10 +3,13 @@
 // instances pushed ~0.7 GB, and the machine's dockerd, gzipping layers, was the bottleneck of the whole run.
 // Blob files are content-addressed and written once (uploads land elsewhere and are moved in), so they are
 // hard links; the repositories' link files (a tag is rewritten in place by the next push) are copies, so a
-// tag moved on one instance never moves on another. Unfinished uploads are not copied.
+// tag moved on one instance never moves on another. Unfinished uploads are not copied. A link file copied
+// while a sibling rewrites it (the filesystem driver truncates, then writes) may come out empty: the
+// registry then fails that tag's HEAD, and pushImages pushes the image, which rewrites the link.
+// Staging dirs a crashed seeding left (<dest>.seeding-<pid>) are removed by the next seeding of that dest.
 import { existsSync } from "node:fs";
 import { cp, link, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
-import { dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 
 /** Where the storage's content sits under a registry's cache dir (its /var/lib/docker-registry). */
 export const STORAGE_ROOT = join("docker", "registry", "v2");
@@ -36,7 +39,10 @@ export async function seedRegistryStorage(dest: string, candidates: readonly str
   }
   if (seed === undefined) return undefined;
   const staging = `${dest}.seeding-${process.pid}`;
-  await rm(staging, { recursive: true, force: true });
+  const parent = dirname(dest);
+  for (const stale of (await readdir(parent).catch(() => [] as string[])).filter((d) => d.startsWith(`${basename(dest)}.seeding-`))) {
+    await rm(join(parent, stale), { recursive: true, force: true });
+  }
   try {
     const from = join(seed, STORAGE_ROOT);
     const to = join(staging, STORAGE_ROOT);

@@ -36,8 +36,14 @@ export async function ensureRegistry(plan: ClusterPlan, image: string, wantHash:
     state = undefined;
   }
   if (state === undefined) {
-    const seed = await seedRegistryStorage(registry.cacheDir, registrySeedCandidates(registry.cacheDir));
-    if (seed) log(`registry storage ${registry.cacheDir} seeded from ${seed} (blobs linked, tags copied)`);
+    // Only a shortcut: when seeding fails (a sibling removed meanwhile, a file system without hard links),
+    // the registry starts empty and sim up pushes everything, as without it.
+    try {
+      const seed = await seedRegistryStorage(registry.cacheDir, registrySeedCandidates(registry.cacheDir));
+      if (seed) log(`registry storage ${registry.cacheDir} seeded from ${seed} (blobs linked, tags copied)`);
+    } catch (err) {
+      log(`note: seeding registry storage ${registry.cacheDir} failed (${(err as Error).message}); every image is pushed`);
+    }
     mkdirSync(registry.cacheDir, { recursive: true });
     mkdirSync(join(plan.root, registry.stateDir), { recursive: true, mode: 0o700 });
     await docker(registryRunArgs(plan, image).slice(1));

@@ -12,10 +12,20 @@
 #   CHECK_IMAGE          image with python3 used for the check
 #   CHECK_URL            URL fetched from the container
 #   CHECK_MODE           proxy (default) or direct
+#   ATTEMPTS             attempts for pulling CHECK_IMAGE when the host lacks it (default 5)
+# Run with retry.sh prepended (scriptWithEnv(["retry", "proxy-bridge"], env)); run from its file, it
+# sources it beside itself.
 set -euo pipefail
 : "${UNIT:?}" "${BRIDGE_PORT:?}" "${UPSTREAM_HOST:?}" "${UPSTREAM_PORT:?}" "${CONTAINER_HOST:?}" "${CHECK_IMAGE:?}" "${CHECK_URL:?}"
 CHECK_MODE=${CHECK_MODE:-proxy}
+ATTEMPTS=${ATTEMPTS:-5}
+# shellcheck disable=SC2034 # read by retry()
+RETRY_NAME=$UNIT
 die() { echo "$UNIT: $*" >&2; exit 1; }
+if ! declare -F retry >/dev/null; then
+  # shellcheck source=/dev/null
+  . "$(dirname "${BASH_SOURCE[0]:-.}")/retry.sh" 2>/dev/null || die "retry.sh must be prepended (scriptWithEnv([\"retry\", \"proxy-bridge\"], env))"
+fi
 for tool in socat docker systemctl ss; do command -v "$tool" >/dev/null || die "'$tool' is required on this host"; done
 
 gateway=$(docker network inspect bridge --format '{{(index .IPAM.Config 0).Gateway}}')
@@ -54,6 +64,12 @@ proxy_env=()
 if [ "$CHECK_MODE" = proxy ]; then
   proxy="http://$CONTAINER_HOST:$BRIDGE_PORT"
   proxy_env=(--env "HTTP_PROXY=$proxy" --env "HTTPS_PROXY=$proxy" --env "http_proxy=$proxy" --env "https_proxy=$proxy")
+fi
+# The check image comes from a registry that may be behind a proxy that drops connections: pull it with
+# retry first (docker run's own pull fails at the first 502).
+if ! docker image inspect "$CHECK_IMAGE" >/dev/null 2>&1; then
+  retry "$ATTEMPTS" 2 "docker pull $CHECK_IMAGE" -- docker pull --quiet "$CHECK_IMAGE" >/dev/null ||
+    die "cannot pull the check image $CHECK_IMAGE: $RETRY_LAST_ERROR"
 fi
 docker run --rm --network bridge --add-host "$CONTAINER_HOST:host-gateway" \
   "${proxy_env[@]}" --env "CHECK_URL=$CHECK_URL" --entrypoint python3 "$CHECK_IMAGE" -c '

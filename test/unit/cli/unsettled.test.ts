@@ -28,3 +28,19 @@ describe("failIfUnsettled", () => {
     expect(r.status).toBe(0);
   });
 });
+
+describe("fetchWithin", () => {
+  it("keeps a process whose only work is a stalled request alive until its deadline, then fails naming the URL", () => {
+    // A server that accepts and never answers, in the same child: the deadline timer is what is left.
+    const r = node(`
+      const { createServer } = require("node:net");
+      const { fetchWithin } = require("./sim/exec.ts");
+      const server = createServer(() => undefined).listen(0, "127.0.0.1", () => {
+        const url = "http://127.0.0.1:" + server.address().port + "/v2/";
+        server.unref();
+        fetchWithin(url, {}, 1500, (res) => res.text()).then(() => process.exit(0), (err) => { console.error(String(err.message)); process.exit(3); });
+      });`);
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/no answer from http:\/\/127\.0\.0\.1:\d+\/v2\/ within 1500 ms|aborted/);
+  });
+});

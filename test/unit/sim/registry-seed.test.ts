@@ -73,3 +73,15 @@ describe("seedRegistryStorage", () => {
     expect(existsSync(fresh)).toBe(false);
   });
 });
+
+describe("seedRegistryStorage after a crashed seeding", () => {
+  it("removes the staging dirs a dead seeding of the same dest left, and seeds", async () => {
+    const parent = tmp();
+    const seed = seedStorage(parent);
+    const dest = join(parent, "run");
+    mkdirSync(join(parent, "run.seeding-999999", "docker"), { recursive: true });
+    expect(await seedRegistryStorage(dest, [seed])).toBe(seed);
+    expect(existsSync(join(parent, "run.seeding-999999"))).toBe(false);
+    expect(await hasRepositories(dest)).toBe(true);
+  });
+});
