@@ -112,6 +112,12 @@ describe("one cluster, several run stacks (real engine)", () => {
 
   it("destroying the owner is refused while a run stack's job runs, naming the stack and the job", async () => {
     writeStackFile("local6x", runStackConfig({ waitForCompletion: false, nConcurrentTrials: 1, nConcurrentAgents: 1 }));
+    // Slow replies (8 s each) keep the job running through the refused up and the refused destroy below: on a
+    // loaded machine those took longer than the three quick sim trials, and the destroy then rightly went ahead.
+    const setDelay = async (seconds: number) => {
+      for (const h of sim.plan.hosts) await sim.ssh(h.name, `curl -fsS -X POST -H 'Content-Type: application/json' -d '{"extra_delay_seconds": ${seconds}}' http://${h.ip}:30001/_double/state`);
+    };
+    await setDelay(8);
     const up = await runStack!.up({ onOutput: () => undefined });
     const jobName = String(up.outputs.jobName.value);
     expect(up.outputs.jobState.value).toBe("running");
@@ -132,6 +138,7 @@ describe("one cluster, several run stacks (real engine)", () => {
     expect(after["worker-b containers"]).toMatch(/qwen38-global-router=/);
     // The run stack's destroy stops its job gracefully (its directory stays); then the owner may go.
     await runStack!.destroy({ runProgram: true, onOutput: () => undefined });
+    await setDelay(0);
     expect(await sim.ssh("worker-b", `test -d /var/lib/reprobench/jobs/${jobName} && echo kept`)).toContain("kept");
     const destroyed = await owner.destroy({ runProgram: true, onOutput: () => undefined });
     expect(destroyed.summary.result).toBe("succeeded");
