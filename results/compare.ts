@@ -8,6 +8,7 @@ import { duration, int } from "./format";
 import { asArray, asRecord, HARBOR_DEFAULTS, redactSecrets } from "./harbor";
 import { costRows, gpuHostsLine, manifestGpuHosts, type RunCost } from "./cost";
 import type { AuditReport, AuditTrial } from "./schema";
+import { seededUniform } from "./random";
 
 export const COMPARE_SCHEMA_VERSION = 1;
 /** A task passes when the mean reward over its counted attempts reaches this (Harbor: missing reward = 0). */
@@ -99,18 +100,8 @@ export class DifferentTasksError extends Error {}
 // ---------------------------------------------------------------------------------------------------------
 // Statistics
 
-/** Uniform floats in [0, 1) from an integer seed (xorshift32 after a seed mix): the same seed, the same draws. */
-export function seededUniform(seed: number): () => number {
-  let state = (Math.imul((seed >>> 0) ^ 0x85ebca6b, 0xc2b2ae35) ^ 0x27d4eb2f) >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 2 ** 32;
-  };
-}
+export { seededUniform };
+
 
 /** P(X ≤ k) for X ~ Binomial(n, 1/2), summed in log space so large n neither overflows nor underflows early. */
 export function binomialCdfHalf(k: number, n: number): number {

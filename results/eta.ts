@@ -18,6 +18,7 @@
 // 6×, 25 slots) its error is far below the old one's but not everywhere within 15 % of the time left:
 // with one attempt per task nothing tells which young trial will time out, and the last one to start
 // decides the end.
+import { seededUniform } from "./random";
 
 export interface EtaInput {
   /** The job's concurrency (n_concurrent_trials). */
@@ -90,18 +91,6 @@ function drawBeyond(dist: DurationDistribution, after: number, random: () => num
   return dist.points[dist.points.length - 1].u;
 }
 
-/** Uniform floats in [0, 1) from an integer seed (xorshift32 after a seed mix). */
-function uniform(seed: number): () => number {
-  let state = (Math.imul((seed >>> 0) ^ 0x9e3779b9, 0x85ebca6b) ^ 0xc2b2ae35) >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 2 ** 32;
-  };
-}
 
 /** When the last trial ends if slots free up in order: running trials hold slots first, pending ones queue. */
 export function makespan(runningRemaining: readonly number[], pendingDurations: readonly number[], concurrency: number): number {
@@ -161,7 +150,7 @@ export function estimateRemaining(o: EtaInput): EtaEstimate | null {
     return pool.length ? pool[Math.floor(random() * pool.length)] : null;
   };
 
-  const random = uniform(o.seed ?? 0);
+  const random = seededUniform(o.seed ?? 0);
   const draws = o.draws ?? 400;
   const ends: number[] = [];
   for (let r = 0; r < draws; r++) {
