@@ -7,24 +7,24 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /** Seconds each integration file took side by side (update from the table when a suite changes much). */
 export const EXPECTED_SECONDS: Readonly<Record<string, number>> = {
-  // Measured 2026-12-02 on 2 cores, three side by side, hooks included (the examples suite since reduced).
-  "test/integration/cluster.test.ts": 1291,
-  "test/integration/nonroot.test.ts": 1099,
-  "test/integration/profiles-run.test.ts": 1039,
-  "test/integration/stacks.test.ts": 874,
-  "test/integration/run.test.ts": 870,
-  "test/integration/rehearsal.test.ts": 650,
-  "test/integration/status.test.ts": 548,
-  "test/integration/sim.test.ts": 542,
-  "test/integration/examples.test.ts": 450,
-  "test/integration/sim-ownership.test.ts": 275,
-  "test/integration/registry.test.ts": 215,
-  "test/integration/preview.test.ts": 163,
-  "test/integration/mswea-local.test.ts": 135,
-  "test/integration/plain-pulumi.test.ts": 125,
-  "test/integration/cli-stack.test.ts": 115,
-  "test/integration/vllm-double.test.ts": 68,
-  "test/integration/router-loopback.test.ts": 14,
+  // Measured 2026-12-02 (scripts/test.sh's table: hooks included) on 2 cores, three side by side.
+  "test/integration/cluster.test.ts": 1342,
+  "test/integration/rehearsal.test.ts": 936,
+  "test/integration/stacks.test.ts": 770,
+  "test/integration/profiles-run.test.ts": 695,
+  "test/integration/nonroot.test.ts": 581,
+  "test/integration/status.test.ts": 511,
+  "test/integration/run.test.ts": 498,
+  "test/integration/examples.test.ts": 407,
+  "test/integration/sim.test.ts": 344,
+  "test/integration/mswea-local.test.ts": 258,
+  "test/integration/sim-ownership.test.ts": 135,
+  "test/integration/preview.test.ts": 106,
+  "test/integration/plain-pulumi.test.ts": 80,
+  "test/integration/cli-stack.test.ts": 65,
+  "test/integration/registry.test.ts": 60,
+  "test/integration/vllm-double.test.ts": 31,
+  "test/integration/router-loopback.test.ts": 11,
 };
 
 /** Integration files longest first (unknown ones first of all), ties by name; the order is stable. */
