@@ -6,6 +6,7 @@
 // replies, and verifiers that fetch a dependency through the proxy. Pure: no I/O here (dataset.ts writes
 // the files, prepare.ts publishes them).
 import { computeScore, outcomeOf } from "../../results/audit";
+import { xorshiftUniform } from "../../results/random";
 import type { Score } from "../../results/schema";
 import { classifyTrial, isScored, type Category } from "../../results/taxonomy";
 import { stringify as toYaml } from "yaml";
@@ -135,15 +136,7 @@ export function rehearsalDownloadText(task: string): string {
 /** Uniform floats in [0, 1) from a 32-bit seed; the same seed gives the same sequence everywhere. */
 export function seededRandom(seed: number): () => number {
   // Mixing the seed first keeps seeds 0, 1, 2… from starting in nearly the same state.
-  let state = (Math.imul(seed ^ 0x5bd1e995, 0x27d4eb2d) ^ 0x9e3779b9) >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 2 ** 32;
-  };
+  return xorshiftUniform(Math.imul(seed ^ 0x5bd1e995, 0x27d4eb2d) ^ 0x9e3779b9);
 }
 
 function shuffled<T>(items: readonly T[], random: () => number): T[] {
