@@ -4,14 +4,13 @@
 // with its hooks, test/helpers/suite-times-reporter.ts) and phases.tsv (name, start, end in epoch seconds)
 // from the results directory given as the only argument.
 import { existsSync, readFileSync, readdirSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 
 const dir = process.argv[2];
 if (!dir) {
   console.error("usage: node scripts/test-report.mjs RESULTS_DIR");
   process.exit(2);
 }
-const repo = join(import.meta.dirname, "..");
 const seconds = (ms) => `${Math.round(ms / 1000)} s`;
 
 let passed = 0;
@@ -23,14 +22,6 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
   passed += report.numPassedTests;
   failed += report.numFailedTests;
   skipped += report.numPendingTests + (report.numTodoTests || 0);
-  // Without the reporter's file (an older run): Vitest's own times, which leave out hooks and imports.
-  if (!existsSync(join(dir, "suite-times.jsonl"))) {
-    const project = file.replace(/\.json$/, "");
-    for (const r of report.testResults) {
-      const bad = r.assertionResults.filter((a) => a.status === "failed").length;
-      suites.push({ project, name: relative(repo, r.name), tests: r.assertionResults.length, bad, ms: Math.max(0, r.endTime - r.startTime), status: r.status });
-    }
-  }
 }
 // test/helpers/suite-times-reporter.ts: each file with its hooks (a sim suite's cluster start and teardown).
 if (existsSync(join(dir, "suite-times.jsonl"))) {
