@@ -292,6 +292,7 @@ def make_handler(opts, quota_file, windows, request_log, password, clock=time.ti
             repo = (m.group("repo") or m.group("repo2")) if m else None
             ref = m.group("ref") if m else None
             record = {"t": iso(now), "client": client, "user": user, "method": self.command, "path": path, "repo": repo, "ref": ref, "counted": False, "status": None}
+            self.record, self.logged = record, False
             try:
                 if path == "/token":
                     record["status"] = self.token(kind, who, now)
@@ -330,7 +331,15 @@ def make_handler(opts, quota_file, windows, request_log, password, clock=time.ti
                     record["status"] = 499
                 log("connection of %s %s %s ended: %s: %s" % (client, self.command, path, type(err).__name__, err))
             finally:
-                request_log.write(record)
+                if not self.logged:
+                    request_log.write(record)
+
+        def log_reply(self, status):
+            """Logs the request with its status before the reply's headers leave: a client that has its
+            answer finds the request in the log (the tests and `sim registry --counts` read it right after)."""
+            self.record["status"] = status
+            request_log.write(self.record)
+            self.logged = True
 
         # -------------------------------------------------------------------------------------------------
         def challenge_header(self):
@@ -355,6 +364,7 @@ def make_handler(opts, quota_file, windows, request_log, password, clock=time.ti
             if self.close_connection or (self.headers.get("Connection", "").lower() == "close"):
                 self.close_connection = True
                 self.send_header("Connection", "close")
+            self.log_reply(status)
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(body)
@@ -452,6 +462,7 @@ def make_handler(opts, quota_file, windows, request_log, password, clock=time.ti
                 if self.close_connection or self.headers.get("Connection", "").lower() == "close":
                     self.close_connection = True
                     self.send_header("Connection", "close")
+                self.log_reply(resp.status)
                 self.end_headers()
                 if not bodyless:
                     while True:
