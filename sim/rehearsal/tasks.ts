@@ -37,9 +37,9 @@ export const MAX_REHEARSAL_TASKS = 400;
 
 /**
  * One factor for every Terminal-Bench 2.1-like timeout: real seconds × TIMEOUT_SCALE = the task.toml
- * value, so the shortest agent timeout (900 s) becomes 15 s and a trial that times out ends in minutes,
- * not hours. A rehearsal runs with seed 000's multipliers (SEED000_MULTIPLIERS): agent timeout × 6 (the
- * 15 s task times out after 90 s), agent setup × 5, verifier × 1.
+ * value, so the most common agent timeout (900 s) becomes 15 s and a trial that times out ends in
+ * minutes, not hours. A rehearsal runs with seed 000's multipliers (SEED000_MULTIPLIERS): agent timeout × 6
+ * (the 15 s task times out after 90 s), agent setup × 5, verifier × 1.
  */
 export const TIMEOUT_SCALE = 1 / 60;
 
@@ -47,24 +47,34 @@ export const TIMEOUT_SCALE = 1 / 60;
 export const SEED000_MULTIPLIERS = { agentTimeout: 6, agentSetupTimeout: 5, verifierTimeout: 1 } as const;
 
 /**
- * Terminal-Bench 2.1-like agent timeouts in real seconds and their share of 89 tasks: about half at the
- * shortest, a long tail up to ~13× it.
+ * Terminal-Bench 2.1's agent timeouts (the real histogram of its 89 task.toml files, in seconds): more
+ * than half at 900 s, a tail to 12000 s.
  */
 export const AGENT_TIMEOUT_TIERS: readonly { realSec: number; of89: number }[] = [
-  { realSec: 900, of89: 45 },
-  { realSec: 1200, of89: 6 },
-  { realSec: 1800, of89: 18 },
-  { realSec: 3600, of89: 10 },
-  { realSec: 6000, of89: 5 },
-  { realSec: 12000, of89: 5 },
+  { realSec: 600, of89: 1 },
+  { realSec: 750, of89: 1 },
+  { realSec: 900, of89: 48 },
+  { realSec: 1200, of89: 5 },
+  { realSec: 1800, of89: 17 },
+  { realSec: 2400, of89: 2 },
+  { realSec: 3600, of89: 13 },
+  { realSec: 7200, of89: 1 },
+  { realSec: 12000, of89: 1 },
 ];
 
-/** Verifier timeouts: mostly 900 s, as in Terminal-Bench 2.1. */
-export const VERIFIER_TIMEOUT_TIERS: readonly { realSec: number; of89: number }[] = [
-  { realSec: 900, of89: 80 },
-  { realSec: 1800, of89: 6 },
-  { realSec: 3600, of89: 3 },
+/**
+ * Terminal-Bench 2.1's verifier timeouts equal the task's agent timeout except in four tasks (named for
+ * the record): each pair is an agent timeout and the verifier timeout one task of that tier gets instead.
+ */
+export const VERIFIER_TIMEOUT_EXCEPTIONS: readonly { like: string; agentSec: number; verifierSec: number }[] = [
+  { like: "caffe-cifar-10", agentSec: 3600, verifierSec: 1200 },
+  { like: "crack-7z-hash", agentSec: 1800, verifierSec: 900 },
+  { like: "overfull-hbox", agentSec: 750, verifierSec: 360 },
+  { like: "query-optimize", agentSec: 900, verifierSec: 1800 },
 ];
+
+/** The agent timeout the timing-out behaviours sit on (Terminal-Bench 2.1's most common one). */
+export const TIMING_OUT_TIER_SEC = 900;
 
 /**
  * A verifier-timeout task's test.sh sleeps this many times its verifier timeout: longer than the budget
@@ -74,7 +84,9 @@ export const VERIFIER_SLEEP_FACTOR = 10;
 /** The agent-timeout behaviours wait with `sleep N` of this many seconds per turn (and that duration). */
 export const WAIT_COMMAND_SECONDS = 5;
 /** The overthinking behaviour: every reply takes this long and thinks this many tokens. */
-export const OVERTHINK_DELAY_SECONDS = 6;
+// Three replies of 19 s (~57 s, plus the commands) sit on the 900 s tier (15 s scaled) between its ×3
+// budget (45 s) and its ×6 budget (90 s): the timeout seed 000 saw at 3× and cured with 6× (issue 33's study).
+export const OVERTHINK_DELAY_SECONDS = 19;
 export const OVERTHINK_REASONING_TOKENS = 6000;
 
 export type ExpectedException = null | "AgentTimeoutError" | "VerifierTimeoutError" | "RuntimeError";
@@ -259,8 +271,8 @@ function instructionText(name: string, behaviour: RehearsalBehaviour): string {
 /**
  * The rehearsal dataset: `count` tasks (default 89, seed 000's mix), deterministic by `seed`. Tasks are
  * listed by name; which name gets which behaviour, timeout and input is shuffled by the seed, with the
- * timeout behaviours on short agent timeouts (each of those trials runs its whole multiplied timeout)
- * except one at twice the shortest, as seed 000's dna-assembly.
+ * timeout behaviours on the 900 s agent timeout (each of those trials runs its whole multiplied timeout)
+ * except one at twice it, as seed 000's dna-assembly.
  */
 export function rehearsalTasks(opts: { count?: number; seed?: number } = {}): RehearsalTask[] {
   const count = opts.count ?? SEED000_TASK_COUNT;
@@ -272,24 +284,39 @@ export function rehearsalTasks(opts: { count?: number; seed?: number } = {}): Re
   const counts = behaviourCounts(count);
   const behaviours = shuffled(REHEARSAL_BEHAVIOURS.flatMap((b) => Array<RehearsalBehaviour>(counts[b]).fill(b)), random);
 
-  // Timeout behaviours take the shortest agent timeouts (the last of them twice the shortest, when the
-  // tiers have one); every other task draws from what is left.
+  // Timeout behaviours (agent and verifier) take the most common agent timeout, 900 s (the last
+  // agent-timeout one twice it, as seed 000's dna-assembly): every such trial runs its whole multiplied
+  // budget, so a long tier would stretch the rehearsal by hours. Every other task draws from what is left.
   const agentPool = tierValues(count, AGENT_TIMEOUT_TIERS);
-  const shortest = agentPool[0];
   const agentTimeouts = new Map<number, number>();
+  const take = (want: number) => {
+    const at = agentPool.indexOf(want);
+    // A small dataset may lack the tier: the nearest shorter one, else the shortest left.
+    const fallback = agentPool.reduce((best, v, j) => (v <= want && (best < 0 || v > agentPool[best]) ? j : best), -1);
+    return agentPool.splice(at >= 0 ? at : fallback >= 0 ? fallback : 0, 1)[0];
+  };
   const timingOut = behaviours.flatMap((b, i) => (b === "agent-timeout" || b === "agent-timeout-solved" ? [i] : []));
-  timingOut.forEach((taskIndex, n) => {
-    const want = n === timingOut.length - 1 && timingOut.length > 1 ? 2 * shortest : shortest;
-    const at = agentPool.indexOf(want) >= 0 ? agentPool.indexOf(want) : agentPool.indexOf(shortest) >= 0 ? agentPool.indexOf(shortest) : 0;
-    agentTimeouts.set(taskIndex, agentPool.splice(at, 1)[0]);
+  timingOut.forEach((taskIndex, n) => agentTimeouts.set(taskIndex, take(n === timingOut.length - 1 && timingOut.length > 1 ? 2 * TIMING_OUT_TIER_SEC : TIMING_OUT_TIER_SEC)));
+  behaviours.forEach((b, i) => {
+    // overthinks too: its slow replies fit ×6 of this tier but not ×3 (OVERTHINK_DELAY_SECONDS).
+    if (b === "verifier-timeout" || b === "overthinks") agentTimeouts.set(i, take(TIMING_OUT_TIER_SEC));
   });
   const rest = shuffled(agentPool, random);
   behaviours.forEach((_, i) => {
     if (!agentTimeouts.has(i)) agentTimeouts.set(i, rest.pop()!);
   });
-  // A verifier that is meant to time out keeps the usual 900 s budget; the others draw their own.
-  const verifierPool = shuffled(tierValues(count, VERIFIER_TIMEOUT_TIERS), random);
-  const verifierTimeouts = behaviours.map((b) => (b === "verifier-timeout" ? VERIFIER_TIMEOUT_TIERS[0].realSec : verifierPool.pop()!));
+  // The verifier's timeout is the agent's, but for the four exceptions: the first task (in the shuffled
+  // order) of each exception's agent tier that is not a timeout behaviour gets its verifier timeout.
+  const verifierTimeouts = behaviours.map((_, i) => agentTimeouts.get(i)!);
+  const special = new Set(behaviours.flatMap((b, i) => (b === "verifier-timeout" || b.startsWith("agent-timeout") ? [i] : [])));
+  const order = shuffled(behaviours.map((_, i) => i), random);
+  const excepted = new Set<number>();
+  for (const e of VERIFIER_TIMEOUT_EXCEPTIONS) {
+    const i = order.find((j) => !special.has(j) && !excepted.has(j) && agentTimeouts.get(j) === e.agentSec);
+    if (i === undefined) continue;
+    excepted.add(i);
+    verifierTimeouts[i] = e.verifierSec;
+  }
 
   const inputsSeen = new Set<string>();
   let verifierTimeoutsSoFar = 0;

@@ -138,7 +138,7 @@ printf '%s\\t%s\\n' "$failed" "$first"`;
 }
 
 /** Copies a job dir from the runner into `localJobs` (tar over the sim's SSH). */
-async function pullJob(sim: SimStack, jobsDir: string, job: string, localJobs: string): Promise<string> {
+export async function pullJob(sim: SimStack, jobsDir: string, job: string, localJobs: string): Promise<string> {
   const b64 = await sim.ssh(RUNNER, `tar -C ${jobsDir} -czf - ${job} | base64 -w0`);
   fs.mkdirSync(localJobs, { recursive: true });
   await mustRun(["tar", "-xzf", "-", "-C", localJobs], { input: Buffer.from(b64.trim(), "base64") });

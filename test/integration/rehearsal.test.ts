@@ -5,13 +5,20 @@
 // the audit over every pass against the ground truth, raw and corrected. Also the address-pool pitfall
 // (docker's default pools refuse networks, the stack's do not) and the leak check after the last pass.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as path from "node:path";
+import type { Comparison } from "../../results/compare";
 import type { SimStack } from "../helpers/sim-stack";
 import { rehearsalCluster, type RehearsalResult, rehearse } from "../helpers/rehearsal";
+import { compareThroughLauncher, runStudySide, type StudyRun } from "../helpers/study";
 
 const instance = { name: "rehearse-ci", slot: 10 };
 const log = (m: string) => console.log(m);
 let sim: SimStack | undefined;
 let result: RehearsalResult;
+// The reduced 3× vs 6× study: the dev stack (agent timeout ×3) over the same dataset, compared with the
+// rehearsal's passes (×6) through bin/reprobench compare.
+let dev: StudyRun;
+let study: Comparison;
 
 beforeAll(async () => {
   sim = await rehearsalCluster(instance, log);
@@ -26,6 +33,9 @@ beforeAll(async () => {
     deadlineMinutes: 25,
     log,
   });
+  dev = await runStudySide(sim, "dev", "Pulumi.dev.yaml", result.prepare, { trials: 6, agents: 6, localJobs: result.localJobsDir, log });
+  const sixX = [result.jobName, ...(result.rerunJobName ? [result.rerunJobName] : [])].map((j) => path.join(result.localJobsDir, j));
+  study = JSON.parse(await compareThroughLauncher([dev.localDir], sixX, ["--json"])) as Comparison;
 });
 
 afterAll(async () => {
@@ -69,5 +79,24 @@ describe("reduced rehearsal", () => {
   it("status, read while the job ran, estimated its end", () => {
     expect(result.etaSamples.length).toBeGreaterThan(0);
     expect(result.etaSamples.some((s) => s.finishAt !== null)).toBe(true);
+  });
+});
+
+describe("3× vs 6× (the dev stack against the rehearsal's passes)", () => {
+  const tasksOf = (behaviour: string) => result.prepare.tasks.filter((t) => t.behaviour === behaviour).map((t) => t.name).sort();
+
+  it("the overthinking tasks time out at ×3 and pass at ×6; nothing else flips", () => {
+    expect(dev.agentTimeoutMultiplier).toBe(3);
+    expect(tasksOf("overthinks").length).toBeGreaterThan(0);
+    expect(study.flips.byCause["timeout → pass"].sort()).toEqual(tasksOf("overthinks"));
+    expect(study.flips.failToPass.sort()).toEqual(tasksOf("overthinks"));
+    expect(study.flips.passToFail).toEqual([]);
+  });
+
+  it("the comparison names the multiplier as the difference and tests it paired", () => {
+    const multiplier = study.conditions.find((c) => c.field === "agent_timeout_multiplier");
+    expect(multiplier, JSON.stringify(study.conditions)).toMatchObject({ a: "3", b: "6", differs: true });
+    expect(study.mcnemar).toMatchObject({ b: 0, c: tasksOf("overthinks").length });
+    expect(study.bootstrap.diff).toBeGreaterThan(0);
   });
 });

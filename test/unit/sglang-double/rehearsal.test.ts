@@ -86,8 +86,11 @@ describe("rehearsal rules in sim-default.json", () => {
     expect(slow.delay_seconds).toBe(OVERTHINK_DELAY_SECONDS);
     expect(slow.turns!.map((t) => t.json)).toEqual(solves.turns!.map((t) => t.json));
     expect(slow.turns!.every((t) => t.reasoning_tokens === OVERTHINK_REASONING_TOKENS)).toBe(true);
-    // Three replies stay far inside the shortest 6x budget (15 s × 6).
-    expect(slow.turns!.length * OVERTHINK_DELAY_SECONDS).toBeLessThan(90 / 2);
+    // On the 900 s tier (15 s scaled) the replies alone outlive the ×3 budget (45 s) and leave the ×6 one
+    // (90 s) a margin for the commands and Terminus-2's own work: the 3× vs 6× study's flip.
+    const replies = slow.turns!.length * OVERTHINK_DELAY_SECONDS;
+    expect(replies).toBeGreaterThan(15 * 3);
+    expect(replies).toBeLessThan(15 * 6 - 20);
   });
 });
 
@@ -248,5 +251,5 @@ describe("scripted-model replay of the rehearsal behaviours", () => {
     const message = firstMessage(reply.json);
     expect((message.reasoning_content ?? "").split(/\s+/).filter(Boolean).length).toBe(OVERTHINK_REASONING_TOKENS);
     expect((JSON.parse(message.content) as TerminusReply).commands[0].keystrokes).toContain("/app/answer.txt");
-  }, 30_000);
+  }, 60_000);
 });

@@ -72,24 +72,45 @@ describe("rehearsalTasks", () => {
     expect(rehearsalMarker("agent-timeout-solved").includes(rehearsalMarker("agent-timeout"))).toBe(false);
   });
 
-  it("scales Terminal-Bench 2.1-like timeouts: half at the shortest, a tail to ~13x, timeouts on short tasks", () => {
+  it("scales Terminal-Bench 2.1's timeout histogram: agent tiers, verifier = agent but four exceptions, timeouts on 900 s", () => {
     const tasks = rehearsalTasks({ count: 89, seed: 0 });
-    const agent = tasks.map((t) => t.agentTimeoutSec);
-    const shortest = Math.min(...agent);
-    expect(shortest).toBe(900 * TIMEOUT_SCALE);
-    expect(shortest).toBe(15);
-    expect(agent.filter((s) => s === shortest).length).toBeGreaterThanOrEqual(40);
-    expect(Math.max(...agent) / shortest).toBeGreaterThanOrEqual(12);
-    expect(Math.max(...agent) / shortest).toBeLessThanOrEqual(14);
-    for (const t of tasks) expect(t.agentTimeoutSec).toBeCloseTo(t.unscaled.agentTimeoutSec * TIMEOUT_SCALE, 6);
+    const histogram = (values: number[]) => Object.fromEntries([...new Set(values)].sort((a, b) => a - b).map((v) => [v, values.filter((x) => x === v).length]));
+    // The real histogram (issue 33), in task.toml seconds.
+    expect(histogram(tasks.map((t) => t.unscaled.agentTimeoutSec))).toEqual({ 600: 1, 750: 1, 900: 48, 1200: 5, 1800: 17, 2400: 2, 3600: 13, 7200: 1, 12000: 1 });
+    for (const t of tasks) {
+      expect(t.agentTimeoutSec).toBeCloseTo(t.unscaled.agentTimeoutSec * TIMEOUT_SCALE, 6);
+      expect(t.verifierTimeoutSec).toBeCloseTo(t.unscaled.verifierTimeoutSec * TIMEOUT_SCALE, 6);
+    }
+    expect(Math.min(...tasks.map((t) => t.agentTimeoutSec))).toBe(10);
+    // Verifier timeouts equal the agent's but in exactly the four exceptions' pairs.
+    const differing = tasks.filter((t) => t.unscaled.verifierTimeoutSec !== t.unscaled.agentTimeoutSec).map((t) => [t.unscaled.agentTimeoutSec, t.unscaled.verifierTimeoutSec]);
+    expect(differing.sort((a, b) => a[0] - b[0] || a[1] - b[1])).toEqual([
+      [750, 360],
+      [900, 1800],
+      [1800, 900],
+      [3600, 1200],
+    ]);
     const timingOut = tasks.filter((t) => t.behaviour.startsWith("agent-timeout")).map((t) => t.agentTimeoutSec).sort((x, y) => x - y);
-    // All on the shortest timeout but one at twice it (seed 000's dna-assembly).
+    // All on 900 s (15 s scaled) but one at twice it (seed 000's dna-assembly).
     expect(timingOut).toEqual([...Array<number>(11).fill(15), 30]);
-    const verifier = tasks.map((t) => t.verifierTimeoutSec);
-    expect(verifier.filter((s) => s === 15).length).toBeGreaterThan(70);
-    expect(tasks.filter((t) => t.behaviour === "verifier-timeout").every((t) => t.verifierTimeoutSec === 15)).toBe(true);
+    // A verifier that times out does so on a 900 s budget, the agent's.
+    expect(tasks.filter((t) => t.behaviour === "verifier-timeout").map((t) => [t.agentTimeoutSec, t.verifierTimeoutSec])).toEqual([
+      [15, 15],
+      [15, 15],
+    ]);
+    // The overthinking tasks too: their replies outlive ×3 of 15 s and fit ×6 (the 3× vs 6× study's flip).
+    expect(tasks.filter((t) => t.behaviour === "overthinks").map((t) => t.agentTimeoutSec)).toEqual([15, 15]);
+    for (const count of [8, 12]) expect(rehearsalTasks({ count, seed: 0 }).filter((t) => t.behaviour === "overthinks").map((t) => t.agentTimeoutSec), `${count} tasks`).toEqual([15]);
     // The longest budget a timing-out trial waits out under seed 000's 6x.
     expect(Math.max(...timingOut) * SEED000_MULTIPLIERS.agentTimeout).toBe(180);
+  });
+
+  it("keeps the timeout behaviours on short tiers in a small dataset", () => {
+    for (const count of [8, 12, 20]) {
+      const tasks = rehearsalTasks({ count, seed: 0 });
+      for (const t of tasks.filter((x) => x.behaviour.startsWith("agent-timeout") || x.behaviour === "verifier-timeout")) expect(t.unscaled.agentTimeoutSec, `${count}: ${t.name}`).toBeLessThanOrEqual(1800);
+      for (const t of tasks) expect([t.unscaled.agentTimeoutSec, 360, 900, 1200, 1800]).toContain(t.unscaled.verifierTimeoutSec);
+    }
   });
 
   it("records the expected outcome and seed 000's verdicts", () => {
