@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { asArray, asRecord } from "./harbor";
+import { findManifest } from "./manifest";
 import {
   checkSubmission,
   DatasetExpectation,
@@ -119,21 +120,191 @@ export interface JobIdentity {
   /** As run (`-m`), e.g. openai/Qwen/Qwen3.8-27B. */
   modelName: string | null;
   modelInfo: { name: string; provider: string | null } | null;
-  datasetVersion: string | null;
 }
 
-/** Agent, model and dataset version of a job from its config.json and a trial's result.json. */
+/** Agent and model of a job from its config.json and a trial's result.json. */
 export function jobIdentity(name: string, config: Record<string, unknown>, trialResult: Record<string, unknown> | null): JobIdentity {
   const agent = asRecord(asArray(config.agents)[0]);
   const info = asRecord(asRecord(trialResult?.agent_info).model_info);
-  const dataset = asRecord(asArray(config.datasets)[0]);
   return {
     name,
     agent: (asRecord(trialResult?.agent_info).name as string | undefined) ?? (agent.name as string | undefined) ?? null,
     modelName: (agent.model_name as string | undefined) ?? null,
     modelInfo: typeof info.name === "string" ? { name: info.name, provider: typeof info.provider === "string" ? info.provider : null } : null,
-    datasetVersion: /terminal-bench/.test(String(dataset.name ?? "")) && dataset.version ? String(dataset.version) : null,
   };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Which Terminal-Bench version a job ran: the <version> folder of the submission. Read from what the job
+// records, never from a folder's name (a checkout can be called anything), and never assumed: a job that
+// names no version is refused and the user says it with --tb-version.
+
+/** One place that names the version, e.g. "config.json datasets[0].repo https://…/terminal-bench-2-1.git". */
+export interface VersionEvidence {
+  version: string;
+  source: string;
+}
+
+/**
+ * Dataset commits whose version is known though their repository may be a mirror of any name. Seed 000's
+ * pin of Terminal-Bench 2.1 (harbor-framework/terminal-bench-2-1), the default harbor.datasetCommit.
+ */
+export const KNOWN_DATASET_COMMITS: Readonly<Record<string, string>> = {
+  "7131e4375048a0e408a8fb404b5f499d726b695b": "2.1",
+};
+
+/** "2", "v2.1", "2.1.0" → "2.0", "2.1", "2.1"; anything else → null. */
+function majorMinor(text: string): string | null {
+  const m = /^v?(\d+)(?:\.(\d+))?(?:\.\d+)*$/.exec(text.trim());
+  return m ? `${m[1]}.${m[2] ?? "0"}` : null;
+}
+
+/**
+ * The version a dataset's name, repository or URL spells: terminal-bench-2-1(.git), terminal-bench-2.1,
+ * org/terminal-bench-2-1@ref, https://huggingface.co/datasets/harborframework/terminal-bench-2.1 → 2.1;
+ * terminal-bench-2 (Terminal-Bench 2.0's own repository name) → 2.0. Only the last path segment counts,
+ * and it must be exactly that: terminal-bench-sim or terminal-bench-2-leaderboard name no version.
+ */
+export function tbVersionFromName(nameOrUrl: string): string | null {
+  const last = nameOrUrl.trim().replace(/[?#].*$/, "").replace(/\/+$/, "").split(/[/:]/).pop() ?? "";
+  const segment = last.replace(/@.*$/, "").replace(/\.git$/, "");
+  const m = /^terminal-bench[-_.]?(\d+)(?:[-_.](\d+))?$/i.exec(segment);
+  return m ? `${m[1]}.${m[2] ?? "0"}` : null;
+}
+
+/** `[dataset]` name and version of a Harbor dataset.toml, read with no TOML library (two string keys). */
+export function datasetTomlVersion(text: string): string | null {
+  const section = /^\s*\[dataset\]\s*$([\s\S]*?)(?=^\s*\[|(?![\s\S]))/m.exec(text)?.[1] ?? "";
+  const key = (k: string): string | null => new RegExp(`^\\s*${k}\\s*=\\s*["']([^"']*)["']`, "m").exec(section)?.[1] ?? null;
+  const name = key("name");
+  if (name === null) return null;
+  const [bare, ref] = name.split("@");
+  const version = key("version");
+  if (/^(?:[\w.-]+\/)?terminal-bench$/i.test(bare)) return majorMinor(version ?? ref ?? "");
+  return tbVersionFromName(bare);
+}
+
+/** The origin URL and checked-out commit of the git checkout at dir or its parent (a tasks subfolder). */
+function gitCheckout(dir: string): { url: string | null; commit: string | null; at: string } | null {
+  for (const at of [dir, path.dirname(dir)]) {
+    const gitDir = path.join(at, ".git");
+    let config: string;
+    try {
+      config = fs.readFileSync(path.join(gitDir, "config"), "utf8");
+    } catch {
+      continue;
+    }
+    const origin = /\[remote "origin"\]([^[]*)/.exec(config)?.[1] ?? "";
+    const url = /^\s*url\s*=\s*(\S+)/m.exec(origin)?.[1] ?? null;
+    let commit: string | null = null;
+    try {
+      const head = fs.readFileSync(path.join(gitDir, "HEAD"), "utf8").trim();
+      commit = /^[0-9a-f]{40}$/.test(head) ? head : null;
+    } catch {
+      // no HEAD: the URL alone may still tell
+    }
+    return { url, commit, at };
+  }
+  return null;
+}
+
+/** What a readable local dataset folder says about its version: its dataset.toml, its git origin or commit. */
+export function localDatasetVersion(dir: string, label: string): VersionEvidence[] {
+  const found: VersionEvidence[] = [];
+  for (const at of [dir, path.dirname(dir)]) {
+    const toml = path.join(at, "dataset.toml");
+    let text: string;
+    try {
+      text = fs.readFileSync(toml, "utf8");
+    } catch {
+      continue;
+    }
+    const version = datasetTomlVersion(text);
+    if (version) found.push({ version, source: `${label}: ${toml}` });
+    break;
+  }
+  const git = gitCheckout(dir);
+  const fromUrl = git?.url ? tbVersionFromName(git.url) : null;
+  if (git && fromUrl) found.push({ version: fromUrl, source: `${label}: git origin ${git.url} of ${git.at}` });
+  const fromCommit = git?.commit ? KNOWN_DATASET_COMMITS[git.commit] : undefined;
+  if (git && fromCommit) found.push({ version: fromCommit, source: `${label}: ${git.at} is checked out at ${git.commit}` });
+  return found;
+}
+
+export interface JobRecords {
+  name: string;
+  config: Record<string, unknown>;
+  /** config.json of one trial, or null. */
+  trialConfig: Record<string, unknown> | null;
+  /** The run manifest reprobench wrote beside the job (reprobench-manifest.json), or null. */
+  manifest: Record<string, unknown> | null;
+}
+
+/**
+ * Every record of a job that names its Terminal-Bench version: the job config's dataset (a registry name and
+ * version, a repository, or a local path whose dataset.toml or git checkout is readable here), a trial's
+ * task git URL, and the run manifest's dataset repository and commit.
+ */
+export function jobVersionEvidence(job: JobRecords): VersionEvidence[] {
+  const found: VersionEvidence[] = [];
+  const add = (version: string | null | undefined, source: string): void => {
+    if (version) found.push({ version, source });
+  };
+  asArray(job.config.datasets).forEach((entry, i) => {
+    const d = asRecord(entry);
+    const at = `config.json datasets[${i}]`;
+    if (typeof d.name === "string") {
+      const [bare, ref] = d.name.split("@");
+      const declared = typeof d.version === "string" ? d.version : typeof d.ref === "string" ? d.ref : ref;
+      // A registry name: "terminal-bench" with a version (terminal-bench@2.0), or a name that spells it.
+      if (/^(?:[\w.-]+\/)?terminal-bench$/i.test(bare)) add(declared ? majorMinor(declared) : null, `${at}.name/version ${bare}@${declared ?? "?"}`);
+      else add(tbVersionFromName(bare), `${at}.name ${d.name}`);
+    }
+    if (typeof d.repo === "string") add(tbVersionFromName(d.repo), `${at}.repo ${d.repo}`);
+    if (typeof d.path === "string") found.push(...localDatasetVersion(d.path, `${at}.path`));
+  });
+  const task = asRecord(job.trialConfig?.task);
+  if (typeof task.git_url === "string") add(tbVersionFromName(task.git_url), `a trial's task.git_url ${task.git_url}`);
+  if (typeof task.git_commit_id === "string") add(KNOWN_DATASET_COMMITS[task.git_commit_id], `a trial's task.git_commit_id ${task.git_commit_id}`);
+  if (job.manifest) {
+    const harbor = asRecord(asRecord(job.manifest.config).harbor);
+    if (typeof harbor.datasetRepo === "string") add(tbVersionFromName(harbor.datasetRepo), `run manifest config.harbor.datasetRepo ${harbor.datasetRepo}`);
+    const identity = asRecord(job.manifest.dataset).identity ?? harbor.datasetCommit;
+    if (typeof identity === "string") add(KNOWN_DATASET_COMMITS[identity], `run manifest dataset commit ${identity}`);
+  }
+  return found;
+}
+
+const describeEvidence = (e: readonly VersionEvidence[]): string => e.map((x) => `${x.version} (${x.source})`).join("; ");
+
+/**
+ * The submission's <version> folder. --tb-version wins (a note says so when the jobs name another); else
+ * every job must name one version, consistently; else pack refuses, naming --tb-version.
+ */
+export function resolveTbVersion(jobs: readonly { name: string; evidence: readonly VersionEvidence[] }[], explicit: string | undefined): { version: string; notes: string[] } {
+  if (explicit !== undefined && !/^\d+\.\d+$/.test(explicit)) throw new Error(`--tb-version '${explicit}': expected <major>.<minor>, e.g. 2.1`);
+  const perJob = jobs.map((j) => ({ ...j, versions: [...new Set(j.evidence.map((e) => e.version))] }));
+  const torn = perJob.find((j) => j.versions.length > 1);
+  const named = [...new Set(perJob.flatMap((j) => j.versions))];
+  if (explicit !== undefined) {
+    const other = named.filter((v) => v !== explicit);
+    return { version: explicit, notes: other.length ? [`the jobs name Terminal-Bench ${other.join(", ")} (${describeEvidence(perJob.flatMap((j) => j.evidence))}); packed under ${explicit} as --tb-version says`] : [] };
+  }
+  if (torn) throw new Error(`job ${torn.name} names more than one Terminal-Bench version: ${describeEvidence(torn.evidence)}; pass the right one with --tb-version`);
+  const silent = perJob.filter((j) => j.versions.length === 0);
+  if (named.length > 1) {
+    throw new Error(`the jobs ran different Terminal-Bench versions (${perJob.filter((j) => j.versions.length).map((j) => `${j.name}: ${j.versions[0]}`).join(", ")}); one submission is one version — pack them separately, or pass --tb-version`);
+  }
+  if (named.length === 0) {
+    throw new Error(
+      `cannot tell which Terminal-Bench version ${silent.length === 1 ? `job ${silent[0].name}` : `the jobs (${silent.map((j) => j.name).join(", ")})`} ran: ` +
+        "the job config names no registry dataset or repository that says it, its dataset path has no readable dataset.toml or git checkout here, " +
+        "and no run manifest (reprobench-manifest.json beside the job, as `reprobench pull` copies it) names a known repository or commit. " +
+        "Pass it with --tb-version <major.minor> (e.g. --tb-version 2.1); it names the folder submissions/terminal-bench/<version>/",
+    );
+  }
+  const notes = silent.length ? [`job(s) ${silent.map((j) => j.name).join(", ")} name no version; packed under ${named[0]}, which the other jobs name`] : [];
+  return { version: named[0], notes };
 }
 
 /** The jobs must be one agent and one model: else the odd one is named. */
@@ -214,7 +385,7 @@ export interface PackOptions {
   model: string;
   metadataFile?: string;
   previous?: string;
-  /** The <version> folder; default: the jobs' terminal-bench dataset version, else 2.0. */
+  /** The <version> folder; default: the version the jobs' records name (resolveTbVersion), else pack refuses. */
   tbVersion?: string;
   dataset?: DatasetExpectation;
 }
@@ -256,6 +427,7 @@ export function packSubmission(o: PackOptions): PackResult {
   const names = new Map<string, string>();
   const ids: JobIdentity[] = [];
   const plans = new Map<string, { dir: string; plan: JobCopyPlan }>();
+  const records = new Map<string, JobRecords>();
   for (const dir of o.jobDirs.map((d) => path.resolve(d))) {
     assertJobDir(dir);
     const name = path.basename(dir);
@@ -267,6 +439,8 @@ export function packSubmission(o: PackOptions): PackResult {
     if (!config) throw new Error(`${dir}/config.json: not JSON`);
     const firstTrial = plan.keep.find((r) => /^[^/]+\/result\.json$/.test(r));
     ids.push(jobIdentity(name, config, firstTrial ? readJsonFile(path.join(dir, firstTrial)) : null));
+    const trialConfig = firstTrial ? readJsonFile(path.join(dir, path.dirname(firstTrial), "config.json")) : null;
+    records.set(name, { name, config, trialConfig, manifest: findManifest([dir])?.data ?? null });
     const findings = packFindings(name, plan, (rel) => tree.read(rel));
     if (findings.length) throw new Error(refusalMessage(findings));
     plans.set(name, { dir, plan });
@@ -281,9 +455,15 @@ export function packSubmission(o: PackOptions): PackResult {
   const metaFindings = findSecrets("metadata.yaml", meta.yaml, "full");
   if (metaFindings.length) throw new Error(refusalMessage(metaFindings));
   const notes: string[] = [];
-  const version = o.tbVersion ?? ids[0].datasetVersion ?? "2.0";
-  if (!o.tbVersion && !ids[0].datasetVersion) notes.push("the jobs' dataset is not a terminal-bench registry dataset; packed under version 2.0 (--tb-version to change)");
-  if (!/^\d+\.\d+$/.test(version)) throw new Error(`--tb-version '${version}': expected <major>.<minor>, e.g. 2.0`);
+  // A dataset folder given for validation may say the version too (its dataset.toml or git checkout).
+  const datasetDir = o.dataset && fs.existsSync(o.dataset.label) && fs.statSync(o.dataset.label).isDirectory() ? path.resolve(o.dataset.label) : null;
+  const fromDatasetOption = datasetDir ? localDatasetVersion(datasetDir, "--dataset") : [];
+  const resolved = resolveTbVersion(
+    [...records.values()].map((r) => ({ name: r.name, evidence: [...jobVersionEvidence(r), ...fromDatasetOption] })),
+    o.tbVersion,
+  );
+  const version = resolved.version;
+  notes.push(...resolved.notes);
 
   const previous = o.previous ? checkSubmission(readSubmissionTree(o.previous), { localDatasetTasks }) : null;
 

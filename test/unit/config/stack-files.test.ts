@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SECRET_PLACEHOLDER, apiBase, checkStackFile, hostsWithRole, isRunStack, parseConfig, parseRunStackConfig, readStackFile, stackConfigFromYaml, workerSettings } from "../../../components/config";
+import { SECRET_PLACEHOLDER, apiBase, checkStackFile, hostsWithRole, isRunStack, jobConfigObject, parseConfig, parseRunStackConfig, readStackFile, stackConfigFromYaml, workerSettings } from "../../../components/config";
 import { REPO } from "./helpers";
 
 /** A stack's effective config; a run stack's is its run on the owner's stack file. */
@@ -24,7 +24,7 @@ function parseStack(stack: string, withSecrets: boolean) {
 }
 
 describe("stack files", () => {
-  it.each(["a100", "prod", "dev", "local", "local6x"])("Pulumi.%s.yaml parses without its secrets (preview / config validate)", (stack) => {
+  it.each(["a100", "prod", "dev", "lb", "local", "local6x"])("Pulumi.%s.yaml parses without its secrets (preview / config validate)", (stack) => {
     const check = checkStackFile(join(REPO, `Pulumi.${stack}.yaml`));
     expect(check.problems).toEqual([]);
     expect(check.ok).toBe(true);
@@ -40,7 +40,7 @@ describe("stack files", () => {
     expect(checkStackFile(join(REPO, "Pulumi.a100.yaml"), { requireSecrets: true }).ok).toBe(false);
   });
 
-  it.each(["prod", "dev", "local6x"])("Pulumi.%s.yaml is a run stack: it sets only its cluster and its run, and needs no secret of the cluster's", (stack) => {
+  it.each(["prod", "dev", "lb", "local6x"])("Pulumi.%s.yaml is a run stack: it sets only its cluster and its run, and needs no secret of the cluster's", (stack) => {
     const raw = readStackFile(join(REPO, `Pulumi.${stack}.yaml`));
     expect(Object.keys(raw).sort()).toEqual(["cluster", "run"]);
     expect(checkStackFile(join(REPO, `Pulumi.${stack}.yaml`), { requireSecrets: true }).missingSecrets).toEqual([]);
@@ -80,6 +80,20 @@ describe("stack files", () => {
     expect(parseStack("a100", true).run.enabled).toBe(false);
     for (const stack of ["dev", "prod"]) expect(readStackFile(join(REPO, `Pulumi.${stack}.yaml`)).cluster).toBe("a100");
     expect(readStackFile(join(REPO, "Pulumi.local6x.yaml")).cluster).toBe("local");
+  });
+
+  it("lb is a leaderboard run on a100: all 89 tasks, 5 attempts, every timeout multiplier 1.0, no override", () => {
+    expect(readStackFile(join(REPO, "Pulumi.lb.yaml")).cluster).toBe("a100");
+    const c = parseStack("lb", true);
+    expect(c.run).toMatchObject({ enabled: true, nAttempts: 5, timeoutMultiplier: 1, agentTimeoutMultiplier: 1, agentSetupTimeoutMultiplier: 1, verifierTimeoutMultiplier: null, environmentBuildTimeoutMultiplier: null });
+    expect(c.run.taskFilter).toEqual({ include: [], exclude: [], nTasks: null });
+    expect(c.harbor.expectedTaskCount).toBe(89);
+    // What Harbor gets: no multiplier other than 1.0 (the leaderboard's run-conditions rule), 5 attempts.
+    const job = jobConfigObject(c, apiBase(c));
+    const multipliers = Object.entries(job).filter(([k]) => k.endsWith("multiplier"));
+    expect(multipliers.every(([, v]) => v === 1)).toBe(true);
+    expect(job.n_attempts).toBe(5);
+    expect(JSON.stringify(job)).not.toMatch(/override_|max_timeout_sec/);
   });
 
   it("dev is the prod cluster running one or two tasks at 3×", () => {

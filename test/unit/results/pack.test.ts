@@ -3,7 +3,18 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkSubmission, readSubmissionTree, TreeEntry } from "../../../results/leaderboard";
-import { buildMetadata, changeLines, jobIdentity, packSubmission, planJobCopy, submissionFolderName } from "../../../results/pack";
+import {
+  buildMetadata,
+  changeLines,
+  datasetTomlVersion,
+  jobIdentity,
+  jobVersionEvidence,
+  packSubmission,
+  planJobCopy,
+  resolveTbVersion,
+  submissionFolderName,
+  tbVersionFromName,
+} from "../../../results/pack";
 import { METADATA_YAML, tempRoot, trialDirs, writeHarborJob } from "../../helpers/harbor-tree";
 
 const MINI = { tasks: 6, dataset: { path: "/data/tb-mini/tasks" } };
@@ -78,12 +89,12 @@ describe("pack: through the allowlist", () => {
     fs.mkdirSync(path.join(job, "hard-killed__XXXXXXX"));
     fs.writeFileSync(path.join(job, "hard-killed__XXXXXXX", "config.json"), "{}\n");
 
-    const r = packSubmission(packOpts([job], path.join(root, "out-left")));
+    const r = packSubmission({ ...packOpts([job], path.join(root, "out-left")), tbVersion: "2.0" });
     expect(r.dest).toBe(path.join(root, "out-left", "submissions", "terminal-bench", "2.0", "Terminus-2__Qwen3.8-27B"));
     expect(r.leftOut["tb2-k5"].sort()).toEqual(
       ["hard-killed__XXXXXXX/", "job-log-index.txt", `${t0}/wecode-home/`, `${t1}/agent/host-link (symlink)`, `${t1}/wecode.stderr.txt`, "wecode-run-status.json"].sort(),
     );
-    expect(r.notes).toContain("the jobs' dataset is not a terminal-bench registry dataset; packed under version 2.0 (--tb-version to change)");
+    expect(r.notes.filter((n) => /Terminal-Bench|version/.test(n))).toEqual([]);
     expect(r.verdict.violations).toEqual([]);
     expect(r.verdict.label).toBe("submission");
     const packed = listing(path.join(r.dest, "tb2-k5"));
@@ -108,11 +119,11 @@ describe("pack: through the allowlist", () => {
   it("with --previous: the change, and the folder replaced whole by the new job", () => {
     const out = path.join(root, "out-prev");
     const old = writeHarborJob(path.join(root, "jobs-prev"), { ...MINI, name: "tb2-4-26", salt: "older" });
-    const first = packSubmission(packOpts([old], out));
+    const first = packSubmission({ ...packOpts([old], out), tbVersion: "2.0" });
     const kept = path.join(root, "previous-copy");
     fs.cpSync(first.dest, kept, { recursive: true });
     const next = writeHarborJob(path.join(root, "jobs-prev"), { ...MINI, name: "tb2-4-30", salt: "newer" });
-    const r = packSubmission({ ...packOpts([next], out), previous: kept });
+    const r = packSubmission({ ...packOpts([next], out), previous: kept, tbVersion: "2.0" });
     expect(fs.readdirSync(r.dest).sort()).toEqual(["metadata.yaml", "tb2-4-30"]);
     expect(r.notes).toContain("replaced the existing submissions/terminal-bench/2.0/Terminus-2__Qwen3.8-27B");
     const lines = changeLines(r.previous!, r.verdict);
@@ -151,5 +162,87 @@ describe("planJobCopy / buildMetadata", () => {
     expect(m.missing).toEqual(["agent_url", "agent_org_display_name", "models[0].model_org_display_name"]);
     expect(m.yaml).toContain("model_name: Qwen/Qwen3.8-27B\n    model_provider: openai\n    model_display_name: Qwen3.8-27B\n");
     expect(buildMetadata(id, "A", "M", METADATA_YAML).missing).toEqual([]);
+  });
+});
+
+describe("pack: the Terminal-Bench version comes from the job, never a guess", () => {
+  const TB21 = "https://github.com/harbor-framework/terminal-bench-2-1.git";
+  const SEED_COMMIT = "7131e4375048a0e408a8fb404b5f499d726b695b";
+  /** The run manifest as reprobench pull leaves it: beside the job, <job>.reprobench-manifest.json. */
+  const writeManifest = (job: string, harbor: Record<string, unknown>, identity?: string): void =>
+    fs.writeFileSync(`${job}.reprobench-manifest.json`, JSON.stringify({ schema: "reprobench-manifest/v1", dataset: identity ? { identity } : {}, config: { harbor } }));
+  const versionFolder = (dest: string): string => path.basename(path.dirname(dest));
+
+  it("a registry dataset names it: terminal-bench@2.0 packs under 2.0", () => {
+    const job = writeHarborJob(path.join(root, "v-registry"), { tasks: 6 });
+    const r = packSubmission(packOpts([job], path.join(root, "out-v-registry")));
+    expect(versionFolder(r.dest)).toBe("2.0");
+  });
+
+  it("a plain dataset path with nothing else to go by is refused, naming --tb-version, and nothing is written", () => {
+    const job = writeHarborJob(path.join(root, "v-plain"), MINI);
+    const out = path.join(root, "out-v-plain");
+    expect(() => packSubmission(packOpts([job], out))).toThrow(/^cannot tell which Terminal-Bench version job tb2-k5 ran: .* Pass it with --tb-version <major\.minor> \(e\.g\. --tb-version 2\.1\)/);
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it("the run manifest's dataset repository names it: a TB 2.1 job run from a path packs under 2.1", () => {
+    const job = writeHarborJob(path.join(root, "v-manifest"), { tasks: 6, dataset: { path: "/var/lib/reprobench/terminal-bench-2-1/tasks" } });
+    writeManifest(job, { datasetRepo: TB21, datasetCommit: SEED_COMMIT }, SEED_COMMIT);
+    const r = packSubmission(packOpts([job], path.join(root, "out-v-manifest")));
+    expect(versionFolder(r.dest)).toBe("2.1");
+    expect(r.notes.filter((n) => /Terminal-Bench/.test(n))).toEqual([]);
+  });
+
+  it("a mirror of any name at seed 000's commit is 2.1; the sim's repository names nothing", () => {
+    const dataset = { path: "/data/tasks" };
+    const config = { datasets: [dataset] };
+    const mirror = { name: "j", config, trialConfig: null, manifest: { config: { harbor: { datasetRepo: "http://git.internal/tb.git" } }, dataset: { identity: SEED_COMMIT } } };
+    expect(jobVersionEvidence(mirror)).toEqual([{ version: "2.1", source: `run manifest dataset commit ${SEED_COMMIT}` }]);
+    const sim = { ...mirror, manifest: { config: { harbor: { datasetRepo: "http://git.sim/terminal-bench-sim.git" } }, dataset: { identity: "e01346e6201d5bf9fb1d418892be1fe886d14d62" } } };
+    expect(jobVersionEvidence(sim)).toEqual([]);
+  });
+
+  it("a readable dataset folder names it through its dataset.toml or its git origin", () => {
+    const tomlDir = path.join(root, "ds-toml", "tasks");
+    fs.mkdirSync(tomlDir, { recursive: true });
+    fs.writeFileSync(path.join(root, "ds-toml", "dataset.toml"), '[dataset]\nname = "terminal-bench/terminal-bench-2-1"\ndescription = "x"\n\n[[tasks]]\nname = "terminal-bench/regex-chess"\n');
+    const gitRepo = path.join(root, "ds-git");
+    fs.mkdirSync(path.join(gitRepo, ".git"), { recursive: true });
+    fs.mkdirSync(path.join(gitRepo, "tasks"));
+    fs.writeFileSync(path.join(gitRepo, ".git", "config"), `[core]\n\tbare = false\n[remote "origin"]\n\turl = ${TB21}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n`);
+    fs.writeFileSync(path.join(gitRepo, ".git", "HEAD"), `${SEED_COMMIT}\n`);
+    const evidence = (p: string) => jobVersionEvidence({ name: "j", config: { datasets: [{ path: p }] }, trialConfig: null, manifest: null });
+    expect(evidence(tomlDir)).toEqual([{ version: "2.1", source: `config.json datasets[0].path: ${path.join(root, "ds-toml", "dataset.toml")}` }]);
+    expect(evidence(path.join(gitRepo, "tasks")).map((e) => e.version)).toEqual(["2.1", "2.1"]);
+    const job = writeHarborJob(path.join(root, "v-local"), { tasks: 6, dataset: { path: path.join(gitRepo, "tasks") } });
+    expect(versionFolder(packSubmission(packOpts([job], path.join(root, "out-v-local"))).dest)).toBe("2.1");
+  });
+
+  it("--tb-version wins, with a note when the jobs name another; a malformed one is refused", () => {
+    const job = writeHarborJob(path.join(root, "v-explicit"), { tasks: 6 });
+    const r = packSubmission({ ...packOpts([job], path.join(root, "out-v-explicit")), tbVersion: "2.1" });
+    expect(versionFolder(r.dest)).toBe("2.1");
+    expect(r.notes).toContain("the jobs name Terminal-Bench 2.0 (2.0 (config.json datasets[0].name/version terminal-bench@2.0)); packed under 2.1 as --tb-version says");
+    expect(() => resolveTbVersion([], "2")).toThrow("--tb-version '2': expected <major>.<minor>, e.g. 2.1");
+  });
+
+  it("jobs of two versions, or one job naming two, are refused", () => {
+    const v20 = { version: "2.0", source: "a" };
+    const v21 = { version: "2.1", source: "b" };
+    expect(() => resolveTbVersion([{ name: "old", evidence: [v20] }, { name: "new", evidence: [v21] }], undefined)).toThrow(/^the jobs ran different Terminal-Bench versions \(old: 2\.0, new: 2\.1\)/);
+    expect(() => resolveTbVersion([{ name: "j", evidence: [v20, v21] }], undefined)).toThrow(/^job j names more than one Terminal-Bench version: 2\.0 \(a\); 2\.1 \(b\); pass the right one with --tb-version$/);
+    expect(resolveTbVersion([{ name: "a", evidence: [v21] }, { name: "b", evidence: [] }], undefined)).toEqual({ version: "2.1", notes: ["job(s) b name no version; packed under 2.1, which the other jobs name"] });
+  });
+
+  it("reads versions from names, URLs and dataset.toml, and nothing from look-alikes", () => {
+    expect(tbVersionFromName(TB21)).toBe("2.1");
+    expect(tbVersionFromName("git@github.com:harbor-framework/terminal-bench-2-1.git")).toBe("2.1");
+    expect(tbVersionFromName("https://huggingface.co/datasets/harborframework/terminal-bench-2.1")).toBe("2.1");
+    expect(tbVersionFromName("laude-institute/terminal-bench-2@main")).toBe("2.0");
+    for (const other of ["http://git.sim/terminal-bench-sim.git", "harborframework/terminal-bench-2-leaderboard", "/var/lib/reprobench/tasks", "terminal-bench-pro"]) expect(tbVersionFromName(other)).toBeNull();
+    expect(datasetTomlVersion('[dataset]\nname = "terminal-bench"\nversion = "2.0"\n')).toBe("2.0");
+    expect(datasetTomlVersion('[dataset]\nname = "org/fontbench-2"\n')).toBeNull();
+    expect(datasetTomlVersion('[metadata]\nname = "terminal-bench-2-1"\n')).toBeNull();
   });
 });
