@@ -170,3 +170,34 @@ export async function hasDeleteHooks(stack: Stack): Promise<boolean> {
   const resources = ((exported.deployment as { resources?: { resourceHooks?: Record<string, string[]> }[] }).resources ?? []);
   return resources.some((r) => (r.resourceHooks?.BeforeDelete?.length ?? 0) + (r.resourceHooks?.AfterDelete?.length ?? 0) > 0);
 }
+
+/**
+ * The steps `up` with these arguments would take, from a preview's engine events (each step's op, URN and
+ * type), without printing the preview. For the confirmation before a change that stops a job or a server.
+ */
+export async function previewSteps(open: OpenStack, args: OperationArgs): Promise<{ op: string; urn: string; type?: string }[]> {
+  const steps: { op: string; urn: string; type?: string }[] = [];
+  await open.stack.preview({
+    configFile: open.configFile,
+    color: "never",
+    target: args.target,
+    exclude: args.exclude,
+    targetDependents: args.targetDependents,
+    excludeDependents: args.excludeDependents,
+    parallel: args.parallel,
+    refresh: args.refresh,
+    replace: args.replace,
+    onOutput: () => undefined,
+    onEvent: (event) => {
+      const m = event.resourcePreEvent?.metadata;
+      if (m) steps.push({ op: m.op, urn: m.urn, type: m.type });
+    },
+  });
+  return steps;
+}
+
+/** The resources in the stack's state (URN and type). */
+export async function stateResources(stack: Stack): Promise<{ urn?: string; type?: string }[]> {
+  const exported = await stack.exportStack();
+  return ((exported.deployment as { resources?: { urn?: string; type?: string }[] }).resources ?? []);
+}

@@ -1,14 +1,10 @@
 // `reprobench config validate|show <Pulumi.STACK.yaml>` — checks a stack file without Pulumi.
-import { parseArgs } from "node:util";
-import type { Command } from "./command";
-// The pure modules, not components/config/index.ts: validating a file must not load the Pulumi SDK.
-import { formatProblems, stackOfFile, withStackInHints } from "../../components/config/problems";
-import { SECRET_PLACEHOLDER } from "../../components/config/schema";
-import { checkStackFile } from "../../components/config/stack-file";
+import { command } from "./command";
 
-const HELP = `usage: reprobench config validate <Pulumi.STACK.yaml> [--require-secrets]
-       reprobench config show <Pulumi.STACK.yaml>
+const USAGE = `usage: reprobench config validate <Pulumi.STACK.yaml> [--require-secrets]
+       reprobench config show <Pulumi.STACK.yaml>`;
 
+const HELP = `
 validate  checks every reprobench:* key (types, ranges, cross-field rules) the way \`pulumi up\` does
           before registering anything; prints "ok" (exit 0) or one line per problem (exit 1):
           key, bad value, what is expected. Encrypted values are checked for presence only.
@@ -16,26 +12,28 @@ validate  checks every reprobench:* key (types, ranges, cross-field rules) the w
           Warnings (a key under its old name) go to stderr and leave the exit code alone.
 show      prints the fully defaulted configuration as JSON (secrets masked).`;
 
-export const config: Command = {
+export const config = command("config", {
   summary: "validate or show a stack file (Pulumi.STACK.yaml) without Pulumi",
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { "require-secrets": { type: "boolean" }, help: { type: "boolean", short: "h" } },
-    });
-    if (values.help) {
-      console.log(HELP);
-      return 0;
-    }
-    const [action, file, ...extra] = positionals;
-    if ((action !== "validate" && action !== "show") || !file || extra.length > 0) {
-      console.error(`reprobench config: expected 'validate FILE' or 'show FILE'\n\n${HELP}`);
+  define: (cmd) =>
+    cmd
+      .usage("validate|show <Pulumi.STACK.yaml> [options]")
+      .argument("[action]", "validate or show")
+      .argument("[file]", "the stack file, Pulumi.STACK.yaml")
+      .option("--require-secrets", "validate: secrets not set yet are errors, not notes")
+      .addHelpText("after", HELP),
+  async action({ opts, args }) {
+    const [action, file] = args;
+    if ((action !== "validate" && action !== "show") || !file) {
+      console.error(`reprobench config: expected 'validate FILE' or 'show FILE'${action && action !== "validate" && action !== "show" ? ` (got '${action}')` : ""}\n\n${USAGE}`);
       return 2;
     }
+    // The pure modules, not components/config/index.ts: validating a file must not load the Pulumi SDK.
+    const { formatProblems, stackOfFile, withStackInHints } = await import("../../components/config/problems");
+    const { SECRET_PLACEHOLDER } = await import("../../components/config/schema");
+    const { checkStackFile } = await import("../../components/config/stack-file");
     let check;
     try {
-      check = checkStackFile(file, { requireSecrets: values["require-secrets"] ?? false });
+      check = checkStackFile(file, { requireSecrets: Boolean(opts.requireSecrets) });
     } catch (err) {
       console.error(err instanceof Error ? err.message : String(err));
       return 1;
@@ -64,4 +62,4 @@ export const config: Command = {
     }
     return 0;
   },
-};
+});

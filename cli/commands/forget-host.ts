@@ -3,40 +3,32 @@
 // the state (a backup of the state is kept first); `reprobench down` then tears down the rest.
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
-import type { Command } from "./command";
-import { type Deployment, forgetHost } from "../forget-host";
+import { command, stackOption } from "./command";
+import type { Deployment } from "../forget-host";
+import { resolveStack, stackLine } from "../stack-default";
 
 const root = resolve(__dirname, "..", "..");
 
-const HELP = `usage: reprobench forget-host <host> [--stack NAME] [--yes]
-
+const HELP = `
 For a host that no longer exists: removes what the stack placed on it (its Docker engine and the
 containers and images under it, and every host script resource on its address) from the stack's
 state, without contacting it. Nothing on other hosts changes; run \`reprobench down --stack NAME\`
 afterwards to tear down the rest. Without --yes it only lists what it would remove. The state as it
 was is saved to .pulumi-state/backups/ first (restore with \`pulumi stack import\`).`;
 
-export const forgetHostCommand: Command = {
+export const forgetHostCommand = command("forget-host", {
   summary: "drop a host that is gone for good from a stack's state (then `down` finishes)",
-  async run(args) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args, allowPositionals: true, options: { stack: { type: "string", short: "s", default: "local" }, yes: { type: "boolean", short: "y", default: false }, help: { type: "boolean", short: "h", default: false } } });
-    } catch (err) {
-      console.error(`reprobench forget-host: ${(err as Error).message}\n${HELP}`);
-      return 2;
-    }
-    if (parsed.values.help) {
-      console.log(HELP);
-      return 0;
-    }
-    const [host, ...extra] = parsed.positionals;
-    const stack = parsed.values.stack!;
-    if (!host || extra.length > 0) {
-      console.error(`reprobench forget-host: name exactly one host\n${HELP}`);
-      return 2;
-    }
+  define: (cmd) =>
+    stackOption(cmd.argument("<host>", "the host's name in the stack file"))
+      .option("-y, --yes", "remove them (without it, only list what would be removed)")
+      .addHelpText("after", HELP),
+  toolchain: () => true,
+  async action({ opts, args }) {
+    const [host] = args;
+    const choice = resolveStack(opts.stack as string | undefined, root);
+    const stack = choice.stack;
+    console.error(stackLine(choice));
+    const { forgetHost } = await import("../forget-host");
     const { openStack } = await import("../pulumi-stack");
     const open = await openStack(root, stack);
     const exported = await open.stack.exportStack();
@@ -48,7 +40,7 @@ export const forgetHostCommand: Command = {
       return 1;
     }
     for (const urn of result.removed) console.log(`  - ${urn}`);
-    if (!parsed.values.yes) {
+    if (!opts.yes) {
       console.log(`${result.removed.length} resources of ${host} would leave stack ${stack}'s state (nothing is deleted anywhere); run again with --yes`);
       return 0;
     }
@@ -61,4 +53,4 @@ export const forgetHostCommand: Command = {
     console.log(`${result.removed.length} resources of ${host} removed from stack ${stack}'s state (backup: ${backup}); now: reprobench down --stack ${stack}`);
     return 0;
   },
-};
+});

@@ -1,27 +1,22 @@
 // `reprobench logs [--stack S] [SOURCE] [-f] [-n N]`: the logs of a stack's job and servers over SSH, by
 // name (cli/stack-access.ts resolves hosts, containers and files from the stack's outputs).
 import * as path from "node:path";
-import { parseArgs } from "node:util";
-import type { Command } from "./command";
+import { command, stackOption } from "./command";
 import type { StackAccess } from "../stack-access";
+import { resolveStack, stackLine } from "../stack-default";
 import { hostArgv, shellQuote, spawnPiped } from "../../components/transport";
 import { SECRET_ARG_SPELLINGS, maskText, secretArgMention } from "../../results/harbor";
 
 const root = path.resolve(__dirname, "..", "..");
 
-const HELP = `usage: reprobench logs [--stack NAME] [SOURCE] [-f] [-n N]
-
+const HELP = `
 Prints (or with -f follows) a log of the stack over SSH. SOURCE:
   harbor        the output of \`harbor run\` (default; the job's log file on the runner)
   job           Harbor's job.log in the job directory
   router        the router container's log (docker logs, on the router host)
   <host>        that worker host's model server container (docker logs), e.g. worker-a
   <trial>       a trial of the job (its trial.log), e.g. hello-file__fsArgg6
-A run stack's job is its own; the cluster's hosts are its owner's.
-
-  --stack NAME  stack (default local)
-  -f, --follow  keep following (Ctrl-C stops following; the job goes on)
-  -n, --lines N lines from the end to start with (default 100)`;
+A run stack's job is its own; the cluster's hosts are its owner's.`;
 
 export interface LogTarget {
   host: string;
@@ -130,39 +125,30 @@ function pipeMasked(from: NodeJS.ReadableStream, to: NodeJS.WritableStream, mask
   });
 }
 
-export const logs: Command = {
+export const logs = command("logs", {
   summary: "print or follow a stack's logs by name: harbor, job, router, a worker host, a trial",
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        stack: { type: "string", short: "s", default: "local" },
-        follow: { type: "boolean", short: "f" },
-        lines: { type: "string", short: "n", default: "100" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-    if (values.help) {
-      console.log(HELP);
-      return 0;
-    }
-    if (positionals.length > 1) {
-      console.error(`reprobench logs: give at most one SOURCE\n\n${HELP}`);
-      return 2;
-    }
-    const lines = Number(values.lines);
-    if (!Number.isInteger(lines) || lines < 0) throw new Error(`--lines: got '${values.lines}'; expected a non-negative integer`);
+  define: (cmd) =>
+    stackOption(cmd)
+      .argument("[source]", "harbor (default), job, router, a worker host or a trial")
+      .option("-f, --follow", "keep following (Ctrl-C stops following; the job goes on)")
+      .option("-n, --lines <n>", "lines from the end to start with", "100")
+      .addHelpText("after", HELP),
+  toolchain: () => true,
+  async action({ opts, args }) {
+    const lines = Number(opts.lines);
+    if (!Number.isInteger(lines) || lines < 0) throw new Error(`--lines: got '${String(opts.lines)}'; expected a non-negative integer`);
+    const choice = resolveStack(opts.stack as string | undefined, root);
+    console.error(stackLine(choice));
     const { stackAccess, connectionOf } = await import("../stack-access");
-    const access = await stackAccess(values.stack!, { root });
-    const target = logTarget(access, positionals[0] ?? "harbor", { follow: Boolean(values.follow), lines });
+    const access = await stackAccess(choice.stack, { root });
+    const target = logTarget(access, args[0] ?? "harbor", { follow: Boolean(opts.follow), lines });
     // A terminal gets a remote tty so that Ctrl-C ends the remote tail/docker logs too.
-    const argv = hostArgv(connectionOf(access, target.host), target.command, { tty: Boolean(values.follow && process.stdin.isTTY) });
+    const argv = hostArgv(connectionOf(access, target.host), target.command, { tty: Boolean(opts.follow && process.stdin.isTTY) });
     if (process.stderr.isTTY) console.error(`== ${target.what} on ${target.host}`);
     // Never straight to the terminal: the model servers print the API key in their start-up log.
     return await spawnMasked(argv, [access.apiKey]);
   },
-};
+});
 
 /**
  * Runs `argv` (the ssh command, started by the transport's spawnPiped) with its stdout and stderr masked

@@ -1,13 +1,8 @@
 // `reprobench pack <job dir>… --out DIR --agent NAME --model NAME` — a leaderboard submission folder from
 // finished jobs. The work is in results/pack.ts; this file parses flags and prints.
-import { parseArgs } from "node:util";
-import type { Command } from "./command";
-import { datasetFromOption, summaryLines } from "../../results/leaderboard";
-import { changeLines, packSubmission } from "../../results/pack";
+import { command } from "./command";
 
-const HELP = `usage: reprobench pack <job dir>… --out DIR --agent NAME --model NAME [--metadata FILE]
-                      [--previous DIR] [--dataset NAME|DIR|FILE] [--tb-version V]
-
+const HELP = `
 Writes DIR/submissions/terminal-bench/<version>/<NAME>__<NAME>/ with metadata.yaml and each job folder
 copied through Harbor's upload allowlist (job: config.json lock.json result.json analysis.md job.log;
 trial: config.json lock.json result.json analysis.md agent/ verifier/ artifacts/ trial.log
@@ -17,49 +12,44 @@ what it wrote (as validate --leaderboard) and prints the official-like summary; 
 earlier <Agent>__<Model>/ folder), the change and which job folder it replaces. An existing folder of the
 same name under DIR is replaced whole.
 
---metadata    metadata.yaml to use; without it the fields are filled from the jobs and --agent/--model,
-              and pack stops naming the ones it cannot fill (agent_url, organisations)
---dataset     the dataset's tasks for validation (as validate --dataset)
---tb-version  the <version> folder (default: the jobs' terminal-bench dataset version, else 2.0)
+--metadata: without it the fields are filled from the jobs and --agent/--model, and pack stops naming
+the ones it cannot fill (agent_url, organisations).
 
 Exit code 0 when the packed folder is a valid submission; 1 when pack refused (nothing written) or the
 folder it wrote is not a valid submission (the errors are listed); 2 on usage errors.`;
 
-export const pack: Command = {
+const USAGE = "usage: reprobench pack <job dir>… --out DIR --agent NAME --model NAME [--metadata FILE] [--previous DIR] [--dataset NAME|DIR|FILE] [--tb-version V]";
+
+export const pack = command("pack", {
   summary: "pack finished jobs into a leaderboard submission folder (allowlist copy, secret refusal, validation)",
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        out: { type: "string" },
-        agent: { type: "string" },
-        model: { type: "string" },
-        metadata: { type: "string" },
-        previous: { type: "string" },
-        dataset: { type: "string" },
-        "tb-version": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-    if (values.help) {
-      console.log(HELP);
-      return 0;
-    }
-    const missing = (["out", "agent", "model"] as const).filter((k) => !values[k]);
-    if (positionals.length === 0 || missing.length) {
-      console.error(`reprobench pack: give job folder(s)${missing.length ? ` and --${missing.join(", --")}` : ""}\n\n${HELP}`);
+  define: (cmd) =>
+    cmd
+      .argument("[job dir...]", "the finished jobs to submit")
+      .option("--out <dir>", "where submissions/terminal-bench/… is written (required)")
+      .option("--agent <name>", "the agent's name in the folder name and metadata (required)")
+      .option("--model <name>", "the model's name in the folder name and metadata (required)")
+      .option("--metadata <file>", "metadata.yaml to use")
+      .option("--previous <dir>", "the earlier <Agent>__<Model>/ folder, to show the change")
+      .option("--dataset <name|dir|file>", "the dataset's tasks for validation (as validate --dataset)")
+      .option("--tb-version <v>", "the <version> folder (default: the jobs' terminal-bench dataset version, else 2.0)")
+      .addHelpText("after", HELP),
+  async action({ opts, args }) {
+    const missing = (["out", "agent", "model"] as const).filter((k) => !opts[k]);
+    if (args.length === 0 || missing.length) {
+      console.error(`reprobench pack: give job folder(s)${missing.length ? ` and --${missing.join(", --")}` : ""}\n\n${USAGE}`);
       return 2;
     }
+    const { datasetFromOption, summaryLines } = await import("../../results/leaderboard");
+    const { changeLines, packSubmission } = await import("../../results/pack");
     const r = packSubmission({
-      jobDirs: positionals,
-      out: values.out!,
-      agent: values.agent!,
-      model: values.model!,
-      metadataFile: values.metadata,
-      previous: values.previous,
-      tbVersion: values["tb-version"],
-      dataset: values.dataset === undefined ? undefined : datasetFromOption(values.dataset),
+      jobDirs: args,
+      out: opts.out as string,
+      agent: opts.agent as string,
+      model: opts.model as string,
+      metadataFile: opts.metadata as string | undefined,
+      previous: opts.previous as string | undefined,
+      tbVersion: opts.tbVersion as string | undefined,
+      dataset: opts.dataset === undefined ? undefined : datasetFromOption(opts.dataset as string),
     });
     console.log(`packed ${Object.keys(r.leftOut).length} job folder(s) → ${r.dest}`);
     for (const n of r.notes) console.log(`note: ${n}`);
@@ -75,4 +65,4 @@ export const pack: Command = {
     if (r.previous) for (const line of changeLines(r.previous, v)) console.log(line);
     return v.label === "submission" ? 0 : 1;
   },
-};
+});

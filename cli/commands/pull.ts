@@ -4,22 +4,8 @@
 // stack's outputs.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseArgs } from "node:util";
-import type { Command } from "./command";
-import { localHasRsync, pipeArgv, runArgvSync, shellQuote } from "../../components/transport";
-import {
-  filesToFetch,
-  localJobDir,
-  localUntarArgv,
-  parseListing,
-  PullOptions,
-  remoteHasRsyncArgv,
-  remoteListArgv,
-  remoteTarArgv,
-  rsyncArgv,
-  sshArgv,
-  validatePull,
-} from "../../results/pull";
+import { collect, command } from "./command";
+import type { PullOptions } from "../../results/pull";
 
 /** Pull options for a stack's job: its runner from the stack's outputs, the key and pinned host key in 0600 files. */
 async function stackPullOptions(stack: string, localDir: string, jobName: string | undefined): Promise<{ o: PullOptions; manifest: { remote: string; local: string } }> {
@@ -39,9 +25,12 @@ async function stackPullOptions(stack: string, localDir: string, jobName: string
   return { o, manifest: { remote: path.posix.join(access.jobsDir, `${name}.reprobench-manifest.json`), local: path.join(o.localDir, `${name}.reprobench-manifest.json`) } };
 }
 
-const HELP = `usage: reprobench pull --stack NAME [DIR] [--job NAME] [--method auto|rsync|tar]
+const USAGE = `usage: reprobench pull --stack NAME [DIR] [--job NAME] [--method auto|rsync|tar]
        reprobench pull <ssh target> <remote job dir> <local dir> [--method auto|rsync|tar]
-                      [--port N] [--identity FILE] [-o Key=Value]… [--ssh PROGRAM]
+                      [--port N] [--identity FILE] [-o Key=Value]… [--ssh PROGRAM]`;
+
+const HELP = `
+${USAGE}
 
 With --stack: the stack's job (or --job, another job in the same jobs directory) from its runner host,
 reached through the stack's outputs (pinned host key, the stack's key), into DIR/<job name> (default
@@ -76,6 +65,8 @@ function localListing(root: string): Map<string, { size: number; mtime: number }
 
 /** tar-over-ssh pass: returns the number of files fetched. */
 export async function pullWithTar(o: PullOptions): Promise<number> {
+  const { pipeArgv, runArgvSync } = await import("../../components/transport");
+  const { filesToFetch, localJobDir, localUntarArgv, parseListing, remoteListArgv, remoteTarArgv } = await import("../../results/pull");
   const listing = runArgvSync(remoteListArgv(o));
   if (listing.code !== 0) throw new Error(`listing ${o.target}:${o.remoteDir} failed (exit ${listing.code}): ${listing.stderr.trim()}`);
   const dest = localJobDir(o);
@@ -89,42 +80,42 @@ export async function pullWithTar(o: PullOptions): Promise<number> {
   return wanted.length;
 }
 
-export const pull: Command = {
+export const pull = command("pull", {
   summary: "copy a job dir from the runner host over ssh (resumable, never deletes local files)",
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        method: { type: "string", default: "auto" },
-        port: { type: "string" },
-        identity: { type: "string" },
-        option: { type: "string", short: "o", multiple: true },
-        ssh: { type: "string" },
-        stack: { type: "string", short: "s" },
-        job: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-    if (values.help) {
-      console.log(HELP);
-      return 0;
-    }
+  define: (cmd) =>
+    cmd
+      .usage("[options] --stack NAME [DIR] | <ssh target> <remote job dir> <local dir>")
+      .argument("[args...]", "with --stack: DIR (default ./reprobench-jobs); else <ssh target> <remote job dir> <local dir>")
+      .option("-s, --stack <name>", "the job of that stack, from its runner (read through the stack's outputs)")
+      .option("--job <name>", "with --stack: another job in the same jobs directory")
+      .option("--method <m>", "auto, rsync or tar", "auto")
+      .option("--port <n>", "ssh port (address form)")
+      .option("--identity <file>", "ssh key (address form)")
+      .option("-o, --option <Key=Value>", "ssh option, repeatable (address form)", collect)
+      .option("--ssh <program>", "ssh program (address form)")
+      .addHelpText("after", HELP),
+  // Only the stack form reads a stack; the address form is plain ssh.
+  toolchain: ({ opts }) => opts.stack !== undefined,
+  async action({ opts, args: positionals }) {
+    const values = opts as { stack?: string; job?: string; method: string; port?: string; identity?: string; option?: string[]; ssh?: string };
+    const { localHasRsync, runArgvSync, shellQuote } = await import("../../components/transport");
+    const { localJobDir, remoteHasRsyncArgv, rsyncArgv, sshArgv, validatePull } = await import("../../results/pull");
     let o: PullOptions;
     let manifest: { remote: string; local: string } | undefined;
     if (values.stack !== undefined) {
       if (positionals.length > 1) {
-        console.error(`reprobench pull --stack: give at most one local DIR\n\n${HELP}`);
+        console.error(`reprobench pull --stack: give at most one local DIR\n\n${USAGE}`);
         return 2;
       }
       for (const flag of ["port", "identity", "option", "ssh"] as const) {
         if (values[flag] !== undefined) throw new Error(`--${flag} does not go with --stack: the stack's outputs say how to reach its runner`);
       }
+      console.error(`stack: ${values.stack}`);
       ({ o, manifest } = await stackPullOptions(values.stack, positionals[0] ?? "reprobench-jobs", values.job));
     } else {
       if (values.job !== undefined) throw new Error("--job goes with --stack");
       if (positionals.length !== 3) {
-        console.error(`reprobench pull: give --stack NAME [DIR], or <ssh target> <remote job dir> <local dir>\n\n${HELP}`);
+        console.error(`reprobench pull: give --stack NAME [DIR], or <ssh target> <remote job dir> <local dir>\n\n${USAGE}`);
         return 2;
       }
       const [target, remoteDir, localDir] = positionals;
@@ -139,7 +130,7 @@ export const pull: Command = {
       };
     }
     validatePull(o);
-    if (!["auto", "rsync", "tar"].includes(values.method!)) throw new Error(`--method '${values.method}' must be auto, rsync or tar`);
+    if (!["auto", "rsync", "tar"].includes(values.method)) throw new Error(`--method '${values.method}' must be auto, rsync or tar`);
     fs.mkdirSync(o.localDir, { recursive: true });
     let method = values.method;
     if (method === "auto") {
@@ -163,4 +154,4 @@ export const pull: Command = {
     }
     return code;
   },
-};
+});

@@ -3,8 +3,7 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseArgs } from "node:util";
-import type { Command } from "./command";
+import { collect, command, type CliCommand, type CommandSpec, parseCommand, type Parsed } from "./command";
 import { asRecord, HarborConfig } from "../../results/harbor";
 import { readJob } from "../../results/load";
 import { shellQuote } from "../../components/transport";
@@ -36,8 +35,11 @@ function wrapList(items: readonly string[], indent: string, width = 100): string
   return lines.join("\n");
 }
 
-const RESUME_HELP = `usage: reprobench resume <job dir> [--error-type T]… [--n-concurrent N] [--dry-run] [--harbor BIN]
-       reprobench resume --stack S [--job NAME] [--wait] [--error-type T]… [--n-concurrent N]
+const RESUME_USAGE = `usage: reprobench resume <job dir> [--error-type T]… [--n-concurrent N] [--dry-run] [--harbor BIN]
+       reprobench resume --stack S [--job NAME] [--wait] [--error-type T]… [--n-concurrent N]`;
+
+const RESUME_HELP = `
+${RESUME_USAGE}
 
 Mop-up pass: \`harbor job resume\` deletes the trials whose exception type is in the filter and runs
 them again; every other trial is kept.
@@ -63,8 +65,11 @@ e.g. one a destroy stopped). The plan is made from the job's JSON files; Harbor 
 runner under the unit reprobench-resume-<job>.service with the stack's API key, its log under
 harbor.workDir/logs/; --wait waits for it to exit.`;
 
-const RERUN_HELP = `usage: reprobench rerun <job dir> <task>… [--job-name NAME] [--api-base URL] [--dry-run] [--harbor BIN]
-       reprobench rerun --stack S [--job NAME] <task>… [--job-name NAME] [--api-base URL] [--wait]
+const RERUN_USAGE = `usage: reprobench rerun <job dir> <task>… [--job-name NAME] [--api-base URL] [--dry-run] [--harbor BIN]
+       reprobench rerun --stack S [--job NAME] <task>… [--job-name NAME] [--api-base URL] [--wait]`;
+
+const RERUN_HELP = `
+${RERUN_USAGE}
 
 Starts a NEW Harbor job, beside the old one, with just these tasks (their exact task refs) and the old
 job's settings; --api-base points it at a new model endpoint. Audit both job dirs together afterwards:
@@ -84,7 +89,15 @@ function readJsonFile(file: string): HarborConfig | null {
 const commandLine = (argv: string[]): string => argv.map((a) => shellQuote(a)).join(" ");
 
 /** The options of the `--stack` form, shared by resume and rerun. */
-const REMOTE_OPTIONS = { stack: { type: "string" }, job: { type: "string" }, wait: { type: "boolean" } } as const;
+function remoteOptions(cmd: CliCommand): CliCommand {
+  return cmd
+    .option("-s, --stack <name>", "the job is on that stack's runner")
+    .option("--job <name>", "with --stack: that job (default: the one in the stack's outputs)")
+    .option("--wait", "with --stack: wait for the pass on the runner to exit");
+}
+
+/** The `--stack` form reads the stack's outputs: it needs the toolchain. */
+const remoteToolchain = ({ opts }: Parsed): boolean => opts.stack !== undefined;
 
 /** What is wrong with the `--stack` options of `command`, or null. */
 function remoteUsageProblem(command: string, values: { stack?: string; job?: string; wait?: boolean; harbor?: string }): string | null {
@@ -119,38 +132,51 @@ function backup(file: string, stamp: string): string {
   return copy;
 }
 
-export const resume: Command = {
+const resumeSpec = (ctx: PassContext): CommandSpec => ({
   summary: "mop-up pass over transient infra errors and cancelled trials via harbor job resume (checks first)",
-  run: (args) => runResume(args, checkout),
-};
+  define: (cmd) =>
+    remoteOptions(
+      cmd
+        .argument("[job dir]", "the local job dir (not with --stack)")
+        .option("--error-type <type>", "re-run trials with this exception type (repeatable; replaces the default filter)", collect)
+        .option("--n-concurrent <n>", "trials at once (changes config.json and lock.json, with backups)")
+        .option("--dry-run", "print the plan and the command; change and run nothing")
+        .option("--harbor <bin>", "the harbor program (local job dir only)"),
+    ).addHelpText("after", RESUME_HELP),
+  toolchain: remoteToolchain,
+  action: (p) => resumeAction(p, ctx),
+});
+
+type ResumeValues = { stack?: string; job?: string; wait?: boolean; "error-type"?: string[]; "n-concurrent"?: string; "dry-run"?: boolean; harbor?: string };
+
+export const resume = command("resume", resumeSpec(checkout));
 
 /** `reprobench resume` with the stack files and state of `ctx`. */
 export async function runResume(args: string[], ctx: PassContext): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      "error-type": { type: "string", multiple: true },
-      "n-concurrent": { type: "string" },
-      "dry-run": { type: "boolean" },
-      harbor: { type: "string" },
-      ...REMOTE_OPTIONS,
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (values.help) {
-    console.log(RESUME_HELP);
-    return 0;
-  }
+  const parsed = parseCommand("resume", resumeSpec(ctx), args);
+  return parsed ? resumeAction(parsed, ctx) : 0;
+}
+
+async function resumeAction({ opts, args: positionals }: Parsed, ctx: PassContext): Promise<number> {
+  const values: ResumeValues = {
+    stack: opts.stack as string | undefined,
+    job: opts.job as string | undefined,
+    wait: opts.wait as boolean | undefined,
+    "error-type": opts.errorType as string[] | undefined,
+    "n-concurrent": opts.nConcurrent as string | undefined,
+    "dry-run": opts.dryRun as boolean | undefined,
+    harbor: opts.harbor as string | undefined,
+  };
   const problem = remoteUsageProblem("resume", values);
   if (problem) {
-    console.error(`${problem}\n\n${RESUME_HELP}`);
+    console.error(`${problem}\n\n${RESUME_USAGE}`);
     return 2;
   }
   if (values.stack !== undefined ? positionals.length !== 0 : positionals.length !== 1) {
-    console.error(`reprobench resume: give exactly one job dir, or --stack (without a dir)\n\n${RESUME_HELP}`);
+    console.error(`reprobench resume: give exactly one job dir, or --stack (without a dir)\n\n${RESUME_USAGE}`);
     return 2;
   }
+  if (values.stack !== undefined) console.error(`stack: ${values.stack}`);
   const remote = values.stack !== undefined ? await fetchRemoteJob(ctx, values.stack, values.job) : undefined;
   try {
     return await resumeJob(ctx, remote, positionals[0], values);
@@ -231,39 +257,50 @@ function reportRemotePass(ran: { unit: string; log: string; exitStatus: string |
   return Number.isFinite(status) ? status : 1;
 }
 
-export const rerun: Command = {
+const rerunSpec = (ctx: PassContext): CommandSpec => ({
   summary: "start a new Harbor job with just the given tasks, for audit to merge",
-  run: (args) => runRerun(args, checkout),
-};
+  define: (cmd) =>
+    remoteOptions(
+      cmd
+        .argument("[job dir and tasks...]", "the old job dir (not with --stack), then the tasks")
+        .option("--job-name <name>", "the new job's name")
+        .option("--api-base <url>", "point the new job at this model endpoint")
+        .option("--dry-run", "print the plan, the command and the new config; run nothing")
+        .option("--harbor <bin>", "the harbor program (local job dir only)"),
+    ).addHelpText("after", RERUN_HELP),
+  toolchain: remoteToolchain,
+  action: (p) => rerunAction(p, ctx),
+});
+
+export const rerun = command("rerun", rerunSpec(checkout));
 
 /** `reprobench rerun` with the stack files and state of `ctx`. */
 export async function runRerun(args: string[], ctx: PassContext): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      "job-name": { type: "string" },
-      "api-base": { type: "string" },
-      "dry-run": { type: "boolean" },
-      harbor: { type: "string" },
-      ...REMOTE_OPTIONS,
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (values.help) {
-    console.log(RERUN_HELP);
-    return 0;
-  }
+  const parsed = parseCommand("rerun", rerunSpec(ctx), args);
+  return parsed ? rerunAction(parsed, ctx) : 0;
+}
+
+async function rerunAction({ opts, args: positionals }: Parsed, ctx: PassContext): Promise<number> {
+  const values = {
+    stack: opts.stack as string | undefined,
+    job: opts.job as string | undefined,
+    wait: opts.wait as boolean | undefined,
+    "job-name": opts.jobName as string | undefined,
+    "api-base": opts.apiBase as string | undefined,
+    "dry-run": opts.dryRun as boolean | undefined,
+    harbor: opts.harbor as string | undefined,
+  };
   const problem = remoteUsageProblem("rerun", values);
   if (problem) {
-    console.error(`${problem}\n\n${RERUN_HELP}`);
+    console.error(`${problem}\n\n${RERUN_USAGE}`);
     return 2;
   }
   const minimum = values.stack !== undefined ? 1 : 2;
   if (positionals.length < minimum) {
-    console.error(`reprobench rerun: give ${values.stack !== undefined ? "" : "a job dir and "}at least one task\n\n${RERUN_HELP}`);
+    console.error(`reprobench rerun: give ${values.stack !== undefined ? "" : "a job dir and "}at least one task\n\n${RERUN_USAGE}`);
     return 2;
   }
+  if (values.stack !== undefined) console.error(`stack: ${values.stack}`);
   const remote = values.stack !== undefined ? await fetchRemoteJob(ctx, values.stack, values.job) : undefined;
   try {
     const [dir, ...tasks] = remote ? [remote.remoteDir, ...positionals] : positionals;

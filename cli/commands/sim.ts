@@ -1,34 +1,57 @@
 // `reprobench sim up|down|status|network|registry|rehearsal`: the simulated cluster the `local` stack runs on
 // (sim/cluster.ts) and the on-demand rehearsal dataset (sim/rehearsal/prepare.ts).
 import { resolve } from "node:path";
-import type { Command } from "./command";
+import { command, UsageError } from "./command";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { formatStatus, simDown, simStatus, simUp } from "../../sim/cluster";
-import { instanceLayout, MAX_HOSTS } from "../../sim/layout";
+// The value checks of the arguments (light modules); the cluster code is loaded when the command runs.
+import { MAX_HOSTS } from "../../sim/layout";
 import { normalizeConditions, type NetworkConditions } from "../../sim/outside";
-import { formatManifestCounts, QUOTA_MAX, type RegistryQuota } from "../../sim/registry";
-import { instanceByName, prepareRehearsal } from "../../sim/rehearsal/prepare";
+import { QUOTA_MAX, type RegistryQuota } from "../../sim/registry";
 import { MAX_REHEARSAL_TASKS } from "../../sim/rehearsal/tasks";
-import { registryCounts, setNetworkConditions, setRegistryQuota } from "../../sim/settings";
 
 // The project root, wherever the CLI is started from: .sim/ paths in Pulumi.local.yaml are relative to it.
 const root = resolve(__dirname, "..", "..");
 
-export const sim: Command = {
+export const sim = command("sim", {
   summary: "simulated cluster for the local stack: sim up [--hosts N] | down | status | network | registry | rehearsal",
-  async run(args) {
-    if (args.includes("--help") || args.includes("-h")) {
-      console.log(SIM_USAGE);
-      return 0;
-    }
+  define: (cmd) =>
+    cmd
+      .usage("up|down|status|network|registry|rehearsal [options]")
+      .argument("<action>", "up, down, status, network, registry or rehearsal")
+      .option("--hosts <n>", "up: number of hosts")
+      .option("--take-over", "up: take over a cluster another checkout started")
+      .option("--discard-results", "down: do not copy the job results to .sim/results/ first")
+      .option("--purge-images", "down: also remove the images and the registry cache")
+      .option("--json", "status, registry --counts: as JSON")
+      .option("--latency-ms <n>", "network: added latency")
+      .option("--bandwidth-kbps <n>", "network: bandwidth limit")
+      .option("--fail-fraction <f>", "network: share of connections that fail")
+      .option("--fail-with <kind>", "network: 502, 503, 429 or reset")
+      .option("--fail-targets <targets>", "network: only these host:port or http:// URL prefixes may fail ('' = every connection)")
+      .option("--seed <n>", "network: the failure sequence's seed; rehearsal: the dataset's seed")
+      .option("--reset", "network, registry: start from the scenario's section")
+      .option("--anonymous <n>", "registry: anonymous pulls per window")
+      .option("--authenticated <n>", "registry: authenticated pulls per window")
+      .option("--window <seconds>", "registry: the sliding window")
+      .option("--clear-counts", "registry: forget the pulls counted so far")
+      .option("--counts", "registry: manifest requests per repository:reference and client")
+      .option("--tasks <n>", "rehearsal: the dataset's task count")
+      .option("--instance <name>", "rehearsal: publish on the test instance NAME")
+      .addHelpText("after", `\n${SIM_USAGE}`),
+  async action({ argv }) {
+    // commander checked the option names; which action takes which, and the values, are checked here.
     let parsed;
     try {
-      parsed = parseSimArgs(args);
+      parsed = parseSimArgs(argv);
     } catch (err) {
-      console.error(`reprobench sim: ${(err as Error).message}\n\n${SIM_USAGE}`);
-      return 2;
+      throw new UsageError(`${(err as Error).message}`);
     }
+    const { formatStatus, simDown, simStatus, simUp } = await import("../../sim/cluster");
+    const { instanceLayout } = await import("../../sim/layout");
+    const { formatManifestCounts } = await import("../../sim/registry");
+    const { instanceByName, prepareRehearsal } = await import("../../sim/rehearsal/prepare");
+    const { registryCounts, setNetworkConditions, setRegistryQuota } = await import("../../sim/settings");
     if (parsed.action === "up") {
       const report = await simUp({ root, hosts: parsed.hosts, takeOver: parsed.takeOver });
       console.log(`sim up: ${report.plan.hosts.map((h) => `${h.name}=${h.ip} ssh 127.0.0.1:${h.sshPort}`).join(", ")} (${report.seconds.toFixed(1)}s)`);
@@ -90,7 +113,7 @@ export const sim: Command = {
       status.hosts.every((h) => h.ssh && h.docker !== "down" && h.docker !== "-");
     return healthy ? 0 : 3;
   },
-};
+});
 
 // The arguments of `reprobench sim …`.
 

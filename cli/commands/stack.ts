@@ -1,13 +1,15 @@
 // `reprobench up|preview|down [--stack NAME] [options]`: the Pulumi operations on a stack of this project,
 // driven through the Automation API (cli/pulumi-stack.ts) with the project's toolchain and local backend
-// (bin/reprobench sources scripts/env.sh for these three commands only). Pulumi's output streams to the
-// terminal; a failed operation exits non-zero. On the `local` stack `up` first starts the simulated
-// cluster; `down` leaves the cluster running (`sim down` ends it).
+// (bin/reprobench sources scripts/env.sh for them). Pulumi's output streams to the terminal; a failed
+// operation exits non-zero. On the `local` stack `up` first starts the simulated cluster; `down` leaves the
+// cluster running (`sim down` ends it). Before an `up` or `down` that would stop the benchmark job or a
+// model server, it says what would stop and asks (cli/confirm.ts); --yes skips that.
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { stackConfigFromYaml } from "../../components/config/stack-file";
-import type { OperationArgs } from "../pulumi-stack";
-import type { Command } from "./command";
+import type { OpenStack, OperationArgs } from "../pulumi-stack";
+import { InvalidArgumentError } from "commander";
+import { type CliCommand, collect, command, type Command, parseCommand, UsageError } from "./command";
+import { resolveStack, stackLine } from "../stack-default";
 
 const root = resolve(__dirname, "..", "..");
 /** Written when `sim up` made the default cluster's hosts anew; the next `up` of local refreshes first. */
@@ -17,69 +19,69 @@ type Op = "up" | "preview" | "down";
 
 /** What an operation gets from the command line. */
 export interface StackArgs extends OperationArgs {
-  stack: string;
+  /** --stack; undefined: the default stack (cli/stack-default.ts). */
+  stack: string | undefined;
+  /** --yes: proceed without asking even when a job or a model server would stop. */
+  yes: boolean;
 }
 
-const FLAGS: Record<string, { ops: Op[]; value?: true; help: string }> = {
-  "--stack": { ops: ["up", "preview", "down"], value: true, help: "stack name (default local)" },
-  "--refresh": { ops: ["up", "preview", "down"], help: "refresh the state from the hosts first" },
-  "--diff": { ops: ["up", "preview", "down"], help: "show a detailed diff (preview always does)" },
-  "--expect-no-changes": { ops: ["up", "preview"], help: "fail if anything would change" },
-  "--target": { ops: ["up", "preview", "down"], value: true, help: "only this resource URN (repeatable)" },
-  "--target-dependents": { ops: ["up", "preview", "down"], help: "with --target: also what depends on it" },
-  "--exclude": { ops: ["up", "preview", "down"], value: true, help: "skip this resource URN (repeatable)" },
-  "--exclude-dependents": { ops: ["up", "preview", "down"], help: "with --exclude: also what depends on it" },
-  "--replace": { ops: ["up", "preview"], value: true, help: "replace this resource URN (repeatable)" },
-  "--parallel": { ops: ["up", "preview", "down"], value: true, help: "at most N resource operations at once" },
-  "--message": { ops: ["up", "preview", "down"], value: true, help: "message for the update history" },
-  // Accepted for muscle memory: the CLI never prompts.
-  "--yes": { ops: ["up", "down"], help: "(implied)" },
-  "--skip-preview": { ops: ["up", "down"], help: "(implied)" },
+const positiveInt = (flag: string) => (value: string) => {
+  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError(`${flag}: got '${value}'; expected a positive integer`);
+  return Number(value);
 };
-const SHORT: Record<string, string> = { "-s": "--stack", "-r": "--refresh", "-t": "--target", "-p": "--parallel", "-m": "--message", "-y": "--yes", "-f": "--skip-preview" };
 
-export function usage(op: Op): string {
-  const lines = Object.entries(FLAGS)
-    .filter(([, f]) => f.ops.includes(op))
-    .map(([flag, f]) => `  ${`${flag}${f.value ? " VALUE" : ""}`.padEnd(24)} ${f.help}`);
-  return [`usage: reprobench ${op} [--stack NAME] [options]`, "", "options:", ...lines].join("\n");
+/** The options of `op`, on its commander command. */
+function defineOp(op: Op, cmd: CliCommand): CliCommand {
+  cmd.option("-s, --stack <name>", "stack name (default: $REPROBENCH_STACK, else the selected Pulumi stack, else local when no real stack exists)");
+  cmd.option("-r, --refresh", "refresh the state from the hosts first");
+  if (op !== "preview") cmd.option("--diff", "show a detailed diff (preview always does)");
+  if (op !== "down") cmd.option("--expect-no-changes", "fail if anything would change");
+  cmd.option("-t, --target <urn>", "only this resource URN (repeatable)", collect);
+  cmd.option("--target-dependents", "with --target: also what depends on it");
+  cmd.option("--exclude <urn>", "skip this resource URN (repeatable)", collect);
+  cmd.option("--exclude-dependents", "with --exclude: also what depends on it");
+  if (op !== "down") cmd.option("--replace <urn>", "replace this resource URN (repeatable)", collect);
+  cmd.option("-p, --parallel <n>", "at most N resource operations at once", positiveInt("--parallel"));
+  cmd.option("-m, --message <text>", "message for the update history");
+  if (op !== "preview") {
+    cmd.option("-y, --yes", "proceed without asking even when the change stops the running job or a model server (needed when stdin is not a terminal)");
+    cmd.option("-f, --skip-preview", "accepted for muscle memory: reprobench never prints pulumi's own preview prompt");
+  }
+  return cmd;
 }
 
-/** Parses an operation's arguments; throws an Error naming the bad one. */
+/** The StackArgs of parsed options. */
+function stackArgs(op: Op, o: Record<string, unknown>): StackArgs {
+  const list = (k: string) => (o[k] as string[] | undefined) ?? [];
+  const stack = o.stack as string | undefined;
+  if (stack !== undefined && !/^[A-Za-z0-9_.-]+$/.test(stack)) throw new UsageError(`invalid stack name ${JSON.stringify(stack)}`);
+  return {
+    stack,
+    yes: Boolean(o.yes),
+    refresh: Boolean(o.refresh),
+    diff: op === "preview" || Boolean(o.diff),
+    expectNoChanges: Boolean(o.expectNoChanges),
+    target: list("target"),
+    replace: list("replace"),
+    exclude: list("exclude"),
+    targetDependents: Boolean(o.targetDependents),
+    excludeDependents: Boolean(o.excludeDependents),
+    parallel: o.parallel as number | undefined,
+    message: o.message as string | undefined,
+  };
+}
+
+const SUMMARY: Record<Op, string> = {
+  up: "converge a stack (default: local, which starts the simulated cluster) and run the benchmark",
+  preview: "show what `up` would change on a stack (never contacts hosts)",
+  down: "destroy a stack's resources: stop the run gracefully, tear down (job results are kept)",
+};
+
+/** Parses an operation's arguments as the CLI does; throws a UsageError naming the bad one. */
 export function parseStackArgs(args: string[], op: Op = "up"): StackArgs {
-  const out: StackArgs = { stack: "local", refresh: false, diff: op === "preview", expectNoChanges: false, target: [], replace: [], exclude: [], targetDependents: false, excludeDependents: false };
-  for (let i = 0; i < args.length; i++) {
-    const eq = args[i].startsWith("-") ? args[i].indexOf("=") : -1;
-    const [raw, inline] = eq > 0 ? [args[i].slice(0, eq), args[i].slice(eq + 1)] : [args[i], undefined];
-    const flag = SHORT[raw] ?? raw;
-    const spec = FLAGS[flag];
-    if (!spec || !spec.ops.includes(op)) throw new Error(`unknown argument '${args[i]}' for '${op}'\n\n${usage(op)}`);
-    let value: string | undefined;
-    if (spec.value) {
-      value = inline ?? args[++i];
-      if (value === undefined || (inline === undefined && value.startsWith("-"))) throw new Error(`${flag} needs a value`);
-    } else if (inline !== undefined) {
-      throw new Error(`${flag} takes no value`);
-    }
-    switch (flag) {
-      case "--stack": out.stack = value!; break;
-      case "--refresh": out.refresh = true; break;
-      case "--diff": out.diff = true; break;
-      case "--expect-no-changes": out.expectNoChanges = true; break;
-      case "--target": out.target.push(value!); break;
-      case "--replace": out.replace.push(value!); break;
-      case "--exclude": out.exclude.push(value!); break;
-      case "--target-dependents": out.targetDependents = true; break;
-      case "--exclude-dependents": out.excludeDependents = true; break;
-      case "--parallel":
-        if (!/^[1-9]\d*$/.test(value!)) throw new Error(`--parallel: got '${value}'; expected a positive integer`);
-        out.parallel = Number(value);
-        break;
-      case "--message": out.message = value; break;
-    }
-  }
-  if (!/^[A-Za-z0-9_.-]+$/.test(out.stack)) throw new Error(`invalid stack name ${JSON.stringify(out.stack)}`);
-  return out;
+  const parsed = parseCommand(op, { summary: SUMMARY[op], define: (cmd) => defineOp(op, cmd) }, args);
+  if (!parsed) throw new UsageError("--help is no operation");
+  return stackArgs(op, parsed.opts);
 }
 
 /**
@@ -111,24 +113,47 @@ export function runLocation(stack: string, out: Record<string, unknown>): string
   return `\nbenchmark run on the runner host:\n${lines.join("\n")}${note}`;
 }
 
-function op(name: Op, summary: string): Command {
-  return {
-    summary,
-    async run(args) {
-      if (args.includes("--help") || args.includes("-h")) {
-        console.log(usage(name));
-        return 0;
-      }
-      let parsed: StackArgs;
-      try {
-        parsed = parseStackArgs(args, name);
-      } catch (err) {
-        console.error(`reprobench ${name}: ${(err as Error).message}`);
-        return 2;
-      }
+/**
+ * Whether to go on with an `up`/`down` of `stack`: when it would stop the job or a model server, says what
+ * and asks (or, with no terminal to ask and no --yes, refuses). A stack whose state holds neither is not
+ * previewed at all; --yes skips the check.
+ */
+async function confirmed(name: "up" | "down", open: OpenStack, parsed: StackArgs, stack: string): Promise<boolean> {
+  if (parsed.yes) return true;
+  const { ask, decide, describeStopping, destroySteps, nothingStops, refusal, whatWouldStop } = await import("../confirm");
+  const { previewSteps, stateResources } = await import("../pulumi-stack");
+  const inState = whatWouldStop(destroySteps(await stateResources(open.stack)));
+  if (nothingStops(inState)) return true;
+  let stopping = inState;
+  if (name === "up") {
+    console.error(`reprobench up: stack ${stack} runs a job or model servers; previewing the change first (--yes skips this)`);
+    stopping = whatWouldStop(await previewSteps(open, parsed));
+  }
+  const decision = decide(stopping, { yes: parsed.yes, interactive: Boolean(process.stdin.isTTY) });
+  if (decision === "proceed") return true;
+  const outputs = await open.stack.outputs().catch(() => ({}) as Record<string, { value: unknown }>);
+  const jobName = typeof outputs.jobName?.value === "string" && !outputs.jobName.value.includes(" ") ? outputs.jobName.value : undefined;
+  console.error(describeStopping(stopping, { op: name, stack, jobName }));
+  if (decision === "refuse") {
+    console.error(refusal(name, stack));
+    return false;
+  }
+  return ask(`${name === "up" ? "Apply the change" : "Destroy"} on stack ${stack}?`);
+}
+
+function op(name: Op): Command {
+  return command(name, {
+    summary: SUMMARY[name],
+    define: (cmd) => defineOp(name, cmd),
+    toolchain: () => true,
+    async action(p) {
+      const parsed = stackArgs(name, p.opts);
+      const choice = resolveStack(parsed.stack, root);
+      const stack = choice.stack;
+      console.error(stackLine(choice));
       // Loaded here, not at the top: the other commands must not need the Pulumi SDK or the sim code.
       const { openStack, runOperation } = await import("../pulumi-stack");
-      if (name === "up" && parsed.stack === "local") {
+      if (name === "up" && stack === "local") {
         const { simUp } = await import("../../sim/cluster");
         const sim = await simUp({ root });
         // New hosts hold nothing a state from earlier hosts describes: read them before planning, or `up`
@@ -141,7 +166,8 @@ function op(name: Op, summary: string): Command {
           parsed.refresh = true;
         }
       }
-      const open = await openStack(root, parsed.stack);
+      const open = await openStack(root, stack);
+      if (name !== "preview" && !(await confirmed(name, open, parsed, stack))) return 2;
       // The tail of what pulumi said, for the hint when a destroy cannot reach a host.
       let said = "";
       const keep = (s: string) => (said = (said + s).slice(-200_000));
@@ -156,17 +182,17 @@ function op(name: Op, summary: string): Command {
       process.on("SIGINT", onSigint);
       try {
         const outputs = await runOperation(open, name, parsed, io);
-        if (name === "up" && parsed.stack === "local") rmSync(refreshMark, { force: true });
-        const where = outputs && runLocation(parsed.stack, outputs);
+        if (name === "up" && stack === "local") rmSync(refreshMark, { force: true });
+        const where = outputs && runLocation(stack, outputs);
         if (where) console.log(where);
         return 0;
       } catch (err) {
         // Pulumi's own output (already streamed) says why; only name the failure and pulumi's exit code.
         const code = pulumiExitCode(err);
-        console.error(`reprobench ${name}: pulumi ${name === "down" ? "destroy" : name} on stack ${parsed.stack} failed${code ? ` (exit code ${code})` : ""}`);
+        console.error(`reprobench ${name}: pulumi ${name === "down" ? "destroy" : name} on stack ${stack} failed${code ? ` (exit code ${code})` : ""}`);
         if (name === "down") {
-          for (const host of unreachableHosts(said, stackHosts(root, parsed.stack))) {
-            console.error(`reprobench down: host ${host} could not be reached. If it is gone for good: reprobench forget-host ${host} --stack ${parsed.stack} --yes (drops what this stack placed on it from the state; nothing else changes), then reprobench down --stack ${parsed.stack} again.`);
+          for (const host of unreachableHosts(said, await stackHosts(root, stack))) {
+            console.error(`reprobench down: host ${host} could not be reached. If it is gone for good: reprobench forget-host ${host} --stack ${stack} --yes (drops what this stack placed on it from the state; nothing else changes), then reprobench down --stack ${stack} again.`);
           }
         }
         return code ?? 1;
@@ -174,16 +200,17 @@ function op(name: Op, summary: string): Command {
         process.off("SIGINT", onSigint);
       }
     },
-  };
+  });
 }
 
-export const up = op("up", "converge a stack (default: local, which starts the simulated cluster) and run the benchmark");
-export const preview = op("preview", "show what `up` would change on a stack (never contacts hosts)");
-export const down = op("down", "destroy a stack's resources: stop the run gracefully, tear down (job results are kept)");
+export const up = op("up");
+export const preview = op("preview");
+export const down = op("down");
 
 /** The stack file's hosts as name → "address:port" (none when it cannot be read). */
-function stackHosts(root: string, stack: string): Record<string, string> {
+async function stackHosts(root: string, stack: string): Promise<Record<string, string>> {
   try {
+    const { stackConfigFromYaml } = await import("../../components/config/stack-file");
     const config = stackConfigFromYaml(readFileSync(join(root, `Pulumi.${stack}.yaml`), "utf8"));
     const hosts = (config.hosts ?? []) as { name?: string; ssh?: { host?: string; port?: number } }[];
     return Object.fromEntries(hosts.filter((h) => h.name && h.ssh?.host).map((h) => [h.name!, `${h.ssh!.host}:${h.ssh!.port ?? 22}`]));

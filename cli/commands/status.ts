@@ -3,15 +3,14 @@
 // results/status.ts turns what it read into the report).
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import { parseArgs } from "node:util";
-import type { Command } from "./command";
+import { command, type CommandSpec, parseCommand, stackOption } from "./command";
 import type { StackAccess } from "../stack-access";
-import { buildStatus, type JobProbe, type Probe, ProbeSchema, renderStatus, type RouterInput, type ServerInput, type StatusReport } from "../../results/status";
+import { resolveStack, stackLine } from "../stack-default";
+import type { JobProbe, Probe, RouterInput, ServerInput, StatusReport } from "../../results/status";
 
 const root = path.resolve(__dirname, "..", "..");
 
-const HELP = `usage: reprobench status [--stack NAME] [--watch [--interval SECS] [--max-minutes N]] [--json] [--log-lines N]
-
+const HELP = `
 The stack's Harbor job and model servers, read through the stack's outputs and SSH (no address typed):
 job name and state (running / stopping / finished / stopped / failed, Harbor's PID and systemd unit),
 trials finished of total with passed / failed / errored / cancelled and the error types, the mean so far
@@ -24,20 +23,16 @@ per worker and DP rank the running and queued requests and generation throughput
 worker, and the last lines of Harbor's log. A run stack (reprobench:cluster) is read through its owner's
 outputs. A destroyed stack shows its last job on the runner.
 
-  --stack NAME     stack (default local)
-  --watch          redraw every --interval seconds (default 5) until the job ends (a progress bar to
-                   leave open); Ctrl-C stops watching, never the job. Gives up after --max-minutes
-                   (default 1440) or after 5 failed reads in a row
-  --json           the report as JSON (schema: results/STATUS.md, schemaVersion 1); with --watch one
-                   JSON document per line per refresh
-  --log-lines N    lines of Harbor's log to show (default 8)`;
+--watch redraws every --interval seconds until the job ends (a progress bar to leave open); Ctrl-C
+stops watching, never the job. It gives up after --max-minutes or after 5 failed reads in a row.`;
 
 /** The probe script, sent over SSH on stdin. */
 function probeScript(): string {
   return readFileSync(path.join(root, "results", "remote", "status-probe.sh"), "utf8");
 }
 
-function parseProbe(stdout: string, host: string): Probe {
+async function parseProbe(stdout: string, host: string): Promise<Probe> {
+  const { ProbeSchema } = await import("../../results/status");
   const line = stdout.trim().split("\n").pop() ?? "";
   let value: unknown;
   try {
@@ -61,6 +56,7 @@ export interface CollectOptions {
 /** Reads every host the status needs (in parallel, one SSH session per host) and builds the report. */
 export async function collectStatus(access: StackAccess, opts: CollectOptions = {}): Promise<StatusReport> {
   const { connectionOf, runRemoteScript } = await import("../stack-access");
+  const { buildStatus } = await import("../../results/status");
   const envs = new Map<string, Record<string, string>>();
   const envOf = (host: string) => {
     const e = envs.get(host) ?? {};
@@ -81,7 +77,7 @@ export async function collectStatus(access: StackAccess, opts: CollectOptions = 
 
   const script = probeScript();
   const hosts = [...envs.keys()];
-  const results = await Promise.allSettled(hosts.map(async (h) => parseProbe(await runRemoteScript(connectionOf(access, h), script, envs.get(h)!, { timeoutMs: opts.timeoutMs ?? 60_000, secret: ["API_KEY"] }), h)));
+  const results = await Promise.allSettled(hosts.map(async (h) => await parseProbe(await runRemoteScript(connectionOf(access, h), script, envs.get(h)!, { timeoutMs: opts.timeoutMs ?? 60_000, secret: ["API_KEY"] }), h)));
   const probes = new Map<string, Probe | { error: string }>();
   hosts.forEach((h, i) => {
     const r = results[i];
@@ -126,29 +122,31 @@ export interface StatusRunContext {
   wait?(ms: number): Promise<void>;
 }
 
+const spec = (ctx: StatusRunContext): CommandSpec => ({
+  summary: "the stack's job and servers on one screen (trials, ETA, per-rank load, log tail); --watch, --json",
+  define: (cmd) =>
+    stackOption(cmd)
+      .option("-w, --watch", "redraw every --interval seconds until the job ends")
+      .option("--interval <secs>", "seconds between redraws with --watch", "5")
+      .option("--max-minutes <n>", "stop watching after this long (the job goes on)", "1440")
+      .option("--json", "the report as JSON (schema: results/STATUS.md, schemaVersion 1); with --watch one JSON document per line per refresh")
+      .option("--log-lines <n>", "lines of Harbor's log to show", "8")
+      .addHelpText("after", HELP),
+  toolchain: () => true,
+  action: ({ opts }) => statusAction(opts, ctx),
+});
+
 /** The command body, with the project and I/O injectable (tests run it against a project copy). */
 export async function runStatus(args: string[], ctx: StatusRunContext): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      stack: { type: "string", short: "s", default: "local" },
-      watch: { type: "boolean", short: "w" },
-      interval: { type: "string", default: "5" },
-      "max-minutes": { type: "string", default: "1440" },
-      json: { type: "boolean" },
-      "log-lines": { type: "string", default: "8" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (values.help) {
-    ctx.write(`${HELP}\n`);
-    return 0;
-  }
-  if (positionals.length) {
-    ctx.writeErr(`reprobench status: unexpected argument '${positionals[0]}'\n\n${HELP}\n`);
-    return 2;
-  }
+  const parsed = parseCommand("status", spec(ctx), args);
+  return parsed ? statusAction(parsed.opts, ctx) : 0;
+}
+
+async function statusAction(o: Record<string, unknown>, ctx: StatusRunContext): Promise<number> {
+  const values = { stack: o.stack as string | undefined, watch: Boolean(o.watch), interval: o.interval as string, "max-minutes": o.maxMinutes as string, json: Boolean(o.json), "log-lines": o.logLines as string };
+  const choice = resolveStack(values.stack, ctx.root, { ...process.env, ...ctx.env });
+  ctx.writeErr(`${stackLine(choice)}\n`);
+  const { renderStatus } = await import("../../results/status");
   const interval = Number(values.interval);
   const maxMinutes = Number(values["max-minutes"]);
   const logLines = Number(values["log-lines"]);
@@ -156,7 +154,7 @@ export async function runStatus(args: string[], ctx: StatusRunContext): Promise<
   if (!(maxMinutes > 0)) throw new Error(`--max-minutes: got '${values["max-minutes"]}'; expected a positive number`);
   if (!Number.isInteger(logLines) || logLines < 0 || logLines > 1000) throw new Error(`--log-lines: got '${values["log-lines"]}'; expected an integer from 0 to 1000`);
   const { stackAccess } = await import("../stack-access");
-  const access = await stackAccess(values.stack!, { root: ctx.root, env: ctx.env });
+  const access = await stackAccess(choice.stack, { root: ctx.root, env: ctx.env });
   const show = (r: StatusReport, first: boolean) => {
     if (values.json) ctx.write(values.watch ? `${JSON.stringify(r)}\n` : `${JSON.stringify(r, null, 2)}\n`);
     else if (values.watch && ctx.isTTY) ctx.write(`\x1b[H\x1b[2J${renderStatus(r)}(watching every ${interval}s; Ctrl-C stops watching, not the job)\n`);
@@ -188,13 +186,12 @@ export async function runStatus(args: string[], ctx: StatusRunContext): Promise<
   }
 }
 
-export const status: Command = {
-  summary: "the stack's job and servers on one screen (trials, ETA, per-rank load, log tail); --watch, --json",
-  run: (args) =>
-    runStatus(args, {
-      root,
-      write: (t) => void process.stdout.write(t),
-      writeErr: (t) => void process.stderr.write(t),
-      isTTY: Boolean(process.stdout.isTTY),
-    }),
-};
+export const status = command(
+  "status",
+  spec({
+    root,
+    write: (t) => void process.stdout.write(t),
+    writeErr: (t) => void process.stderr.write(t),
+    isTTY: Boolean(process.stdout.isTTY),
+  }),
+);

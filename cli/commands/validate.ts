@@ -1,10 +1,8 @@
 // `reprobench validate --leaderboard <submission dir>` — the leaderboard's rules, checked locally.
-import { parseArgs } from "node:util";
-import type { Command } from "./command";
-import { checkSubmission, datasetFromOption, LeaderboardVerdict, localDatasetTasks, readSubmissionTree, SOURCES, SourceId, summaryLines } from "../../results/leaderboard";
+import { command } from "./command";
+import type { LeaderboardVerdict, SourceId } from "../../results/leaderboard";
 
-const HELP = `usage: reprobench validate --leaderboard <submission dir> [--dataset NAME|DIR|FILE] [--json]
-
+const HELP = `
 Checks a Terminal-Bench leaderboard submission folder
 (submissions/terminal-bench/<version>/<agent>__<model>/ with metadata.yaml and job folders) against
 every rule in results/LEADERBOARD.md: layout and metadata, run conditions (timeout multipliers 1.0, no
@@ -14,12 +12,12 @@ result.json, no duplicate trials, no job of another agent or model, ATIF traject
 trials, no Terminal-Bench site or repository access, no secrets, no leftovers. Each error names its rule
 and source.
 
---dataset   the dataset's tasks: terminal-bench@2.0 (89 tasks), a folder of task folders, or a file
-            with one task name per line (default: what the jobs' config.json and lock.json say)
+--dataset: the dataset's tasks: terminal-bench@2.0 (89 tasks), a folder of task folders, or a file with
+one task name per line (default: what the jobs' config.json and lock.json say).
 
 Exit code 0 only for a valid submission.`;
 
-function printVerdict(v: LeaderboardVerdict): void {
+function printVerdict(v: LeaderboardVerdict, sources: Record<SourceId, string>, summaryLines: (v: LeaderboardVerdict) => string[]): void {
   console.log(`${v.label.toUpperCase()}: ${v.summary}`);
   for (const line of summaryLines(v)) console.log(`  ${line}`);
   for (const x of v.violations) {
@@ -30,31 +28,29 @@ function printVerdict(v: LeaderboardVerdict): void {
   const used = [...new Set(v.violations.flatMap((x) => x.sources))] as SourceId[];
   if (used.length) {
     console.log("  sources:");
-    for (const s of used) console.log(`    ${s}: ${SOURCES[s]}`);
+    for (const s of used) console.log(`    ${s}: ${sources[s]}`);
   }
 }
 
-export const validate: Command = {
+export const validate = command("validate", {
   summary: "check a leaderboard submission folder against every leaderboard rule (errors name rule and source)",
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { leaderboard: { type: "string" }, dataset: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-    });
-    if (values.help) {
-      console.log(HELP);
-      return 0;
-    }
-    const dir = values.leaderboard;
-    if (!dir || positionals.length > 0) {
-      console.error(`reprobench validate: give --leaderboard <submission dir>\n\n${HELP}`);
+  define: (cmd) =>
+    cmd
+      .option("--leaderboard <dir>", "the submission folder to check")
+      .option("--dataset <name|dir|file>", "the dataset's tasks (terminal-bench@2.0, a folder of tasks, a task list)")
+      .option("--json", "print the verdict as JSON")
+      .addHelpText("after", HELP),
+  async action({ opts }) {
+    const dir = opts.leaderboard as string | undefined;
+    if (!dir) {
+      console.error(`reprobench validate: give --leaderboard <submission dir>\n\nusage: reprobench validate --leaderboard <submission dir> [--dataset NAME|DIR|FILE] [--json]`);
       return 2;
     }
-    const dataset = values.dataset === undefined ? undefined : datasetFromOption(values.dataset);
+    const { checkSubmission, datasetFromOption, localDatasetTasks, readSubmissionTree, SOURCES, summaryLines } = await import("../../results/leaderboard");
+    const dataset = opts.dataset === undefined ? undefined : datasetFromOption(opts.dataset as string);
     const verdict = checkSubmission(readSubmissionTree(dir), { dataset, localDatasetTasks });
-    if (values.json) console.log(JSON.stringify(verdict, null, 2));
-    else printVerdict(verdict);
+    if (opts.json) console.log(JSON.stringify(verdict, null, 2));
+    else printVerdict(verdict, SOURCES, summaryLines);
     return verdict.label === "submission" ? 0 : 1;
   },
-};
+});

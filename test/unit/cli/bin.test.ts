@@ -70,8 +70,8 @@ describe("bin/reprobench without the Pulumi toolchain", () => {
 });
 
 // Which environment the launcher loads, told apart in a copy of the checkout whose env.sh and node-env.sh
-// only record that they were sourced (env.sh also puts node on PATH, as the real one does), and whose
-// cli/main.ts prints its arguments.
+// only record that they were sourced (node-env.sh puts node on PATH, as the real one does), whose
+// cli/needs.ts is the real one (the parser decides) and whose cli/main.ts prints its arguments.
 describe("bin/reprobench decides what a command needs after reading its arguments", () => {
   function launcherCheckout(): string {
     const checkout = tmp("reprobench-launcher-");
@@ -79,7 +79,8 @@ describe("bin/reprobench decides what a command needs after reading its argument
     copyFileSync(BIN, join(checkout, "bin/reprobench"));
     const record = (what: string) => `echo ${what} >>"$LAUNCHER_LOG"\nPATH=${JSON.stringify(dirname(process.execPath))}:$PATH\n`;
     writeFileSync(join(checkout, "scripts/env.sh"), record("toolchain"));
-    writeFileSync(join(checkout, "scripts/node-env.sh"), record("node-only"));
+    writeFileSync(join(checkout, "scripts/node-env.sh"), record("node"));
+    writeFileSync(join(checkout, "cli/needs.ts"), `import ${JSON.stringify(join(REPO, "cli/needs.ts"))};\n`);
     writeFileSync(join(checkout, "cli/main.ts"), 'console.log(JSON.stringify(process.argv.slice(2)));\n');
     symlinkSync(join(REPO, "node_modules"), join(checkout, "node_modules"));
     return checkout;
@@ -90,14 +91,21 @@ describe("bin/reprobench decides what a command needs after reading its argument
     const r = reprobench(args, { PATH: "/usr/bin:/bin", LAUNCHER_LOG: log }, checkout, join(checkout, "bin/reprobench"));
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual(args);
-    return readFileSync(log, "utf8").trim();
+    // node-env.sh always comes first (node is needed to ask the parser); env.sh only when needed.
+    const sourced = readFileSync(log, "utf8").trim().split("\n");
+    expect(sourced[0]).toBe("node");
+    return sourced.length === 1 ? "node-only" : sourced.slice(1).join(",");
   };
 
   it.each([
     [["resume", "--stack", "prod", "--job", "j", "--wait"], "toolchain"],
     [["rerun", "--stack=prod", "--job", "j"], "toolchain"],
     [["pull", "-s", "prod"], "toolchain"],
+    [["resume", "-s", "prod", "--job", "j"], "toolchain"],
     [["up"], "toolchain"],
+    [["down", "-y"], "toolchain"],
+    [["logs", "router"], "toolchain"],
+    [["forget-host", "worker-a"], "toolchain"],
     [["status", "--stack", "dev"], "toolchain"],
     [["resume", "jobs/j"], "node-only"],
     [["rerun", "jobs/j", "--", "--stack"], "node-only"],
@@ -106,6 +114,14 @@ describe("bin/reprobench decides what a command needs after reading its argument
     [["status", "--stack", "dev", "--help"], "node-only"],
     [["resume", "--stack", "prod", "--help"], "node-only"],
     [["audit", "jobs/j"], "node-only"],
+    [["pull", "runner", "/jobs/j", "out"], "node-only"],
+    [["help", "up"], "node-only"],
+    [["--version"], "node-only"],
+    // Usage errors are printed by the Node-only run: a typo never costs a toolchain build.
+    [["up", "--stak", "prod"], "node-only"],
+    [["updd"], "node-only"],
+    [["sim", "status"], "node-only"],
+    [["config", "validate", "Pulumi.local.yaml"], "node-only"],
   ])("%j loads %s", (args, expected) => {
     expect(loaded(args)).toBe(expected);
   });
@@ -119,6 +135,8 @@ describe("bin/reprobench up --help in a fresh clone", () => {
     const seconds = (Date.now() - t0) / 1000;
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/usage: reprobench up/);
+    expect(r.stdout).toContain("-y, --yes");
+    expect(seconds).toBeLessThan(2 * 3); // < 2 s on an idle machine; slack for a loaded CI runner
     expect(r.stderr).not.toContain("[toolchain");
     expect(readdirSync(cache)).toEqual([]);
     console.log(`bin/reprobench up --help: ${seconds.toFixed(2)} s`);

@@ -8,25 +8,25 @@ import { parseStackArgs, pulumiExitCode, runLocation } from "../../../cli/comman
 import { pulumiStderr, refreshStackConfigCopy, STACK_CONFIG_DIR } from "../../../cli/pulumi-stack";
 
 describe("parseStackArgs", () => {
-  it("defaults to the local stack; preview always diffs", () => {
-    expect(parseStackArgs([], "up")).toMatchObject({ stack: "local", refresh: false, diff: false, target: [] });
+  it("leaves the stack to the default (cli/stack-default.ts); preview always diffs", () => {
+    expect(parseStackArgs([], "up")).toMatchObject({ stack: undefined, yes: false, refresh: false, diff: false, target: [] });
     expect(parseStackArgs([], "preview").diff).toBe(true);
   });
 
-  it("maps pulumi's flags, long, short and --flag=value", () => {
-    const a = parseStackArgs(["-s", "prod", "--refresh", "--target", "urn:a", "-t=urn:b", "--parallel=4", "-m", "why", "--yes", "-f"], "up");
-    expect(a).toMatchObject({ stack: "prod", refresh: true, target: ["urn:a", "urn:b"], parallel: 4, message: "why" });
+  it("maps pulumi's flags, long, short and --flag=value (short flags take -tVALUE or -t VALUE)", () => {
+    const a = parseStackArgs(["-s", "prod", "--refresh", "--target", "urn:a", "-t", "urn:b", "--parallel=4", "-m", "why", "--yes", "-f"], "up");
+    expect(a).toMatchObject({ stack: "prod", yes: true, refresh: true, target: ["urn:a", "urn:b"], parallel: 4, message: "why" });
     expect(parseStackArgs(["--stack=dev", "--expect-no-changes", "--replace", "urn:w"], "preview")).toMatchObject({ stack: "dev", expectNoChanges: true, replace: ["urn:w"] });
+    expect(parseStackArgs(["-y"], "down").yes).toBe(true);
   });
 
   it("names what it refuses", () => {
-    expect(() => parseStackArgs(["--stack"], "up")).toThrow("--stack needs a value");
-    expect(() => parseStackArgs(["--stack", "--refresh"], "up")).toThrow("--stack needs a value");
+    expect(() => parseStackArgs(["--stack"], "up")).toThrow("Option '-s, --stack <name>' argument missing");
     expect(() => parseStackArgs(["--stack", "a/b"], "up")).toThrow('invalid stack name "a/b"');
-    expect(() => parseStackArgs(["--replace", "urn:x"], "down")).toThrow(/unknown argument '--replace' for 'down'/);
-    expect(() => parseStackArgs(["--yes"], "preview")).toThrow(/unknown argument '--yes' for 'preview'/);
-    expect(() => parseStackArgs(["--refresh=1"], "up")).toThrow("--refresh takes no value");
-    expect(() => parseStackArgs(["--parallel", "0"], "up")).toThrow("--parallel: got '0'; expected a positive integer");
+    expect(() => parseStackArgs(["--replace", "urn:x"], "down")).toThrow(/Unknown option '--replace'/);
+    expect(() => parseStackArgs(["--yes"], "preview")).toThrow(/Unknown option '--yes'/);
+    expect(() => parseStackArgs(["--parallel", "0"], "up")).toThrow(/--parallel: got '0'; expected a positive integer/);
+    expect(() => parseStackArgs(["--refesh"], "up")).toThrow(/Did you mean --refresh\?/);
   });
 });
 
