@@ -18,6 +18,7 @@ import { daemonRegistryMirrors } from "./registry-access";
 import { type RestartGuardSettings, restartGuardHook } from "./restart-guard";
 import { SglangRouter } from "./sglang-router";
 import { ModelServer } from "./model-server";
+import { hostPlan } from "./preflight/plan";
 import type { HostConnection } from "./transport";
 import { type DatasetReport, TaskDataset } from "./task-dataset";
 import { TaskImages, type TaskImagesReport } from "./task-images";
@@ -232,7 +233,11 @@ export class BenchCluster extends pulumi.ComponentResource {
       (host) =>
         new ModelServer(
           `${host.name}-sglang`,
-          { host: hosts[host.name], settings: workerSettings(config, host.name), apiKey: apiKey.result, registryEnv, followImageTags: config.followImageTags },
+          {
+            host: hosts[host.name], settings: workerSettings(config, host.name), apiKey: apiKey.result, registryEnv, followImageTags: config.followImageTags,
+            // Every worker passes its host's preflight before its server is created or replaced.
+            preflight: hostPlan(config, host.name),
+          },
           child({ dependsOn: [daemons[host.name], ...(bridge ? [bridge] : [])] }),
         ),
     );

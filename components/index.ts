@@ -12,6 +12,7 @@ export { HostAccess, type HostAccessArgs, HostRights, type HostRightsArgs, type 
 export { ModelBridge, type ModelBridgeArgs, type ModelBridgeSettings } from "./model-bridge";
 export { ModelServer, type ModelServerArgs } from "./model-server";
 export { type WorkerSettings } from "./model-server-spec";
+export { WorkerPreflight, type WorkerPreflightArgs, type HostPlan, type HostVerdict, type PreflightFacts, hostPlan, judgeHost, preflightEnv, runPreflight } from "./preflight";
 export { ProxyBridge, type ProxyBridgeArgs, type BridgeSettings } from "./proxy-bridge";
 export { type RestartGuardSettings } from "./restart-guard";
 export { SglangRouter, type SglangRouterArgs, type RouterSettings } from "./sglang-router";

@@ -2,11 +2,12 @@ import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
 import { type ContainerSpec, apiKeyEntrypoint, containerLabels, ulimitList } from "./container-spec";
-import { scriptWithEnv } from "./host-script";
+import { scriptWithEnv, specHash } from "./host-script";
 import { pinnedImageRef, registryDigest } from "./image-digest";
 import { guardHooks } from "./restart-guard";
 import { type WorkerSettings, expectedServerInfo, expectedVllmModel, recordedServerInfo, serverCommand } from "./model-server-spec";
 import { type ClusterHost, loginUserOf, onHost } from "./host";
+import { type HostPlan, WorkerPreflight } from "./preflight";
 
 /**
  * Docker restarts a server that crashes, but not forever: one that fails while loading stops after a few
@@ -82,6 +83,11 @@ export interface ModelServerArgs {
   readonly registryEnv?: pulumi.Input<Record<string, string>>;
   /** Pull the build the image's tag names now on every `up` (reprobench:followImageTags; default false). */
   readonly followImageTags?: boolean;
+  /**
+   * The host's preflight plan (components/preflight/plan.ts hostPlan): when given, the container is created
+   * or replaced only after the host passed the preflight (WorkerPreflight, `<name>-preflight`). Omitted: none.
+   */
+  readonly preflight?: HostPlan;
 }
 
 /**
@@ -105,6 +111,8 @@ export class ModelServer extends pulumi.ComponentResource {
   public readonly imageDigest: pulumi.Output<string>;
   public readonly image: docker.RemoteImage;
   public readonly container: docker.Container;
+  /** The host's preflight, which the container waits for (absent without ModelServerArgs.preflight). */
+  public readonly preflight?: WorkerPreflight;
 
   constructor(name: string, args: ModelServerArgs, opts?: pulumi.ComponentResourceOptions) {
     super("reprobench:cluster:ModelServer", name, {}, withFormerType(onHost(args.host, opts), FORMER_TYPE));
@@ -123,12 +131,26 @@ export class ModelServer extends pulumi.ComponentResource {
       { parent: this, dependsOn: opts?.dependsOn },
     );
     this.image = new docker.RemoteImage(`${name}-image`, { name: digest.apply((d) => pinnedImageRef(s.image, d)), keepLocally: true }, childOpts);
+    const user = s.user === "ssh-user" ? loginUserOf(host) : pulumi.output(s.user);
+    // The host's preflight, with the very image the container runs, before the container is created or
+    // replaced: run again whenever what would restart the server changes (spec, image, user).
+    this.preflight = args.preflight
+      ? new WorkerPreflight(
+          `${name}-preflight`,
+          { host, plan: args.preflight, image: this.image.imageId, trigger: pulumi.all([this.image.imageId, user]).apply(([id, u]) => specHash({ spec, image: id, user: u })) },
+          childOpts,
+        )
+      : undefined;
+    const given = opts?.dependsOn;
+    const containerDeps = this.preflight
+      ? [...(given === undefined ? [] : Array.isArray(given) ? given : [given as pulumi.Input<pulumi.Resource>]), this.preflight]
+      : given;
     this.container = new docker.Container(
       `${name}-container`,
       {
         ...spec,
         image: this.image.imageId,
-        user: s.user === "ssh-user" ? loginUserOf(host) : s.user,
+        user,
         entrypoints: apiKeyEntrypoint(),
         envs: [...spec.envs, pulumi.interpolate`REPROBENCH_API_KEY=${args.apiKey}`],
         ...RESTART,
@@ -138,7 +160,7 @@ export class ModelServer extends pulumi.ComponentResource {
       },
       // Same name, same GPUs, same port: the old container must be gone before the new one starts.
       // Any update or replacement asks the restart guard first, as part of that very step.
-      { ...childOpts, deleteBeforeReplace: true, hooks: guardHooks(`${name}-container`, host.restartGuard, what) },
+      { ...childOpts, dependsOn: containerDeps, deleteBeforeReplace: true, hooks: guardHooks(`${name}-container`, host.restartGuard, what) },
     );
     const gate = new CheckedCommand(
       `${name}-ready`,
@@ -165,6 +187,6 @@ export class ModelServer extends pulumi.ComponentResource {
       pulumi.all([gate.stdout, pulumi.output(args.apiKey)]).apply(([out, key]) => recordedServerInfo(out.trim().split("\n").pop() ?? "", [key])),
     );
     this.imageDigest = this.image.repoDigest;
-    this.registerOutputs({ url: this.url, serverInfo: this.serverInfo, imageDigest: this.imageDigest, image: this.image, container: this.container });
+    this.registerOutputs({ url: this.url, serverInfo: this.serverInfo, imageDigest: this.imageDigest, image: this.image, container: this.container, preflight: this.preflight?.facts });
   }
 }

@@ -309,6 +309,38 @@ const modelServerWorkerShape = {
   readyTimeoutMinutes: positiveInt.default(45),
 };
 
+/** A file of the model directory, relative to modelServer.modelPath (no '..', not absolute). */
+const modelFile = z
+  .string()
+  .regex(/^[^/\0\n][^\0\n]*$/, { message: "expected a file relative to modelServer.modelPath" })
+  .refine((p) => !p.split("/").some((c) => c === ".." || c === "."), { message: "expected a path without '.' or '..' components" });
+
+/** What the preflight before a model server accepts (components/preflight/). */
+export const preflightSchema = z
+  .object({
+    /**
+     * Compute processes allowed on a worker's GPUs besides the stack's own server, by nvidia-smi's
+     * process_name (the full name or its last path component), e.g. ["nv-hostengine"]. The memory they hold
+     * still counts as used. Any other process on a GPU is named and refused.
+     */
+    allowedGpuProcesses: z.array(z.string().min(1)).default([]),
+    /**
+     * What modelServer.modelPath must hold: "safetensors" (config.json, the index or model.safetensors, every
+     * shard complete), "placeholder" (any readable directory: a tokenizer-only test model for the SGLang
+     * double), or "auto" (the default): safetensors when the server gets GPUs, and with gpus none a
+     * directory without weights passes as a placeholder (one with weights is still checked).
+     */
+    weights: z.enum(["auto", "safetensors", "placeholder"]).default("auto"),
+    /**
+     * sha256 of files of the model directory (file relative to modelPath → digest), e.g. the Hub tree's
+     * lfs.oid of each shard. Optional and slow: each listed file is read whole, on every preflight run.
+     */
+    weightsSha256: z.record(modelFile, sha256).default({}),
+    /** Also run python3 + torch in the server image with --gpus (first CUDA call: fabric manager, driver); skipped when the image has no torch. */
+    cudaProbe: z.boolean().default(true),
+  })
+  .strict();
+
 const modelServerWorkerSchema = z.object(modelServerWorkerShape).strict();
 /** A partial set of worker settings for one host; shallow merge (a given env/ulimits replaces the whole map). */
 export const modelServerOverrideSchema = modelServerWorkerSchema.partial().strict();
@@ -326,6 +358,8 @@ export const modelServerSchema = z
     servedModelName: z.string().min(1).default("Qwen/Qwen3.8-27B"),
     /** Per-host partial settings, e.g. { worker-b: { maxRunningRequests: 4 } }. Keys must be worker hosts. */
     overrides: z.record(z.string(), modelServerOverrideSchema).default({}),
+    /** The preflight every worker passes before its server starts or is replaced (components/preflight.ts; `reprobench check`). */
+    preflight: preflightSchema.default({}),
   })
   .strict();
 
