@@ -31,7 +31,7 @@ export const pack = command("pack", {
       .option("--metadata <file>", "metadata.yaml to use")
       .option("--previous <dir>", "the earlier <Agent>__<Model>/ folder, to show the change")
       .option("--dataset <name|dir|file>", "the dataset's tasks for validation (as validate --dataset)")
-      .option("--tb-version <v>", "the <version> folder (default: the jobs' terminal-bench dataset version, else 2.0)")
+      .option("--tb-version <v>", "the <version> folder (default: the version the jobs record — their dataset, its git origin or commit, dataset.toml, the run manifest; pack refuses when they name none)")
       .addHelpText("after", HELP),
   async action({ opts, args }) {
     const missing = (["out", "agent", "model"] as const).filter((k) => !opts[k]);
