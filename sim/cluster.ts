@@ -137,7 +137,7 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
   log(`outside: ${INDEX_URL} (${tree.wheels} wheels), ${DATASET_GIT_URL} (pinned ${tree.commits.pinned}, HEAD ${tree.commits.head}); conditions ${JSON.stringify(readConditionsFile(conditionsFile))}`);
   for (const host of plan.hosts) {
     await waitSystemd(host, log);
-    await provisionHost(plan, host, proxyUrl);
+    await provisionHost(plan, host, proxyUrl, log);
   }
   for (const host of plan.hosts) await waitHostReady(plan, host, proxyUrl, log, !olderHosts.has(host.name));
 

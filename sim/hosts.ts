@@ -6,7 +6,9 @@ import { hostCreateArgs, simLabels } from "./docker-args";
 import { mustRun, waitFor } from "./exec";
 import { simCacheDir } from "./images";
 import { AGENT_WHEELS_DIR, FORWARDER_PORT, FORWARDER_UPSTREAM_FILE, MODEL_DIR, RUNNER_HOST, SUDO_USER, WHEELS_DIR, type ClusterPlan, type HostPlan } from "./layout";
+import { ensureHostGpus } from "./gpus";
 import type { Log } from "./log";
+import { ensureModelDirs } from "./model-dir";
 import { sshRun } from "./ssh";
 
 export async function createHost(plan: ClusterPlan, host: HostPlan, image: string): Promise<void> {
@@ -22,15 +24,22 @@ export async function createHost(plan: ClusterPlan, host: HostPlan, image: strin
 }
 
 /**
- * Host setup that needs a running container (idempotent): the placeholder model directory the local
- * stack mounts as its model, and on the runner host the simulated upstream proxy (sim/proxy/) that
+ * Host setup that needs a running container (idempotent): the placeholder model directory, the GPU
+ * inventory and the sparse model directories (sim/gpus.ts, sim/model-dir.ts), and on the runner host the simulated upstream proxy (sim/proxy/) that
  * stands in for the user's proxy on 127.0.0.1:27890 in seed 000.
  */
-export async function provisionHost(plan: ClusterPlan, host: HostPlan, proxyUrl: string): Promise<void> {
+export async function provisionHost(plan: ClusterPlan, host: HostPlan, proxyUrl: string, log: Log = () => undefined): Promise<void> {
   const model = join(plan.root, "sim", "sglang-double", "tiny-model");
   if (existsSync(model)) {
     await docker(["exec", host.container, "mkdir", "-p", MODEL_DIR]);
     await docker(["cp", `${model}/.`, `${host.container}:${MODEL_DIR}`]);
+  }
+  // Simulated GPUs (a fresh host gets the default inventory; `sim gpus` changes survive) and the model
+  // directories (sparse shards, written on the host; the tokenizer comes from the placeholder above).
+  await ensureHostGpus(host, log);
+  if (existsSync(join(plan.root, "sim", "models", "hf_model.py"))) {
+    const made = await ensureModelDirs(plan.root, host);
+    if (made.model.changed || made.cache.changed) log(`${host.name}: model ${made.model.dir} (${made.model.shards} sparse shards, ${made.model.total_size} bytes) and its HF cache copy ${made.cache.snapshot}`);
   }
   const proxy = join(plan.root, "sim", "proxy");
   if (host.name === runnerOf(plan).name && existsSync(join(proxy, "sim-proxy.py")) && existsSync(join(proxy, "reprobench-sim-proxy.service"))) {

@@ -28,6 +28,7 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .args import SIMULATED_TOKEN_CAPACITY, public_server_args, server_args_repr
+from .gpus import GpuPlan, StartupFailure, garbage_text, load_inventory, plan_sglang
 from .scenario import Conversation, Outcome, Reply, Scenario
 
 LOADING = "loading"
@@ -133,15 +134,21 @@ class DoubleState:
         self.health_status_override: Optional[int] = None
         self.chat_fail_status: Optional[int] = None
         self.extra_delay_seconds = 0.0
+        # Set when the container has a GPU inventory (started with --gpus on a sim host): the memory
+        # figures /server_info reports, and whether a missing shard turned every answer into garbage.
+        self.gpu: Optional[GpuPlan] = None
 
     # -- payloads -------------------------------------------------------------------------------
     def server_info(self) -> Dict[str, Any]:
         shown = public_server_args(self.args)
         info: Dict[str, Any] = dict(shown)
+        gpu = self.gpu
+        capacity = gpu.max_total_num_tokens if gpu is not None and gpu.max_total_num_tokens is not None else SIMULATED_TOKEN_CAPACITY
+        memory = {"weight": gpu.weight_gb if gpu else 0.0, "kvcache": gpu.kvcache_gb if gpu else 0.0, "token_capacity": capacity, "graph": 0.0}
         info.update(
             {
                 "status": "ready",
-                "max_total_num_tokens": SIMULATED_TOKEN_CAPACITY,
+                "max_total_num_tokens": capacity,
                 "max_req_input_len": self.context_length - 6,
             }
         )
@@ -153,7 +160,7 @@ class DoubleState:
                     "dp_rank": rank,
                     "use_mla_backend": False,
                     "last_gen_throughput": 0.0,
-                    "memory_usage": {"weight": 0.0, "kvcache": 0.0, "token_capacity": SIMULATED_TOKEN_CAPACITY, "graph": 0.0},
+                    "memory_usage": dict(memory),
                     "effective_max_running_requests_per_dp": self.max_running,
                 }
             )
@@ -161,6 +168,10 @@ class DoubleState:
         info["internal_states"] = states
         info["version"] = self.version
         info["double"] = {"host_tag": self.host_tag, "scenario": self.scenario.name}
+        if gpu is not None:
+            # The --gpus request the container got (NVIDIA_VISIBLE_DEVICES) and the GPUs it sees.
+            info["double"]["gpus"] = gpu.report
+            info["double"]["garbage_weights"] = gpu.garbage
         return info
 
     def model_info(self) -> Dict[str, Any]:
@@ -218,6 +229,7 @@ class DoubleState:
                 "rules": self.scenario.hit_counts(),
                 "by_path": dict(self.by_path),
                 "unauthorized": self.unauthorized,
+                **({"gpus": self.gpu.report, "garbage_weights": self.gpu.garbage} if self.gpu is not None else {}),
             }
 
     def reset(self) -> None:
@@ -589,6 +601,11 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
             .replace("{{dp_rank}}", str(rank))
             .replace("{{model}}", self.state.served_model_name)
         )
+        if self.state.gpu is not None and self.state.gpu.garbage:
+            # Weights left uninitialised (a shard the index names is missing): token soup, no tool calls.
+            soup = garbage_text(len(content.split()), content)
+            return Reply(content=soup, reasoning_content=garbage_text(len(soup.split()), soup[::-1]), finish_reason="length",
+                         tool_calls=None, reasoning_tokens=reply.reasoning_tokens)
         return Reply(content=content, reasoning_content=reply.reasoning_content, finish_reason=reply.finish_reason,
                      tool_calls=reply.tool_calls, reasoning_tokens=reply.reasoning_tokens)
 
@@ -676,11 +693,11 @@ class DoubleHandler(http.server.BaseHTTPRequestHandler):
             # Tool calls as SGLang's tool-call parser returns them (a fresh id per call when the scenario
             # names none); the text around them stays in `content`, which is null when there is none.
             tool_calls = None
-            if scripted.tool_calls and not thought_out:
+            if reply.tool_calls and not thought_out:
                 if body.get("stream") is True:
                     raise _openai_error(400, f"the double does not stream tool calls (scenario rule {outcome.rule!r}); send stream=false")
                 tool_calls = [{"id": call.get("id") or f"call_{uuid.uuid4().hex[:24]}", "index": i, "type": "function",
-                               "function": dict(call["function"])} for i, call in enumerate(scripted.tool_calls)]
+                               "function": dict(call["function"])} for i, call in enumerate(reply.tool_calls)]
                 content_tokens += sum(_approx_tokens(call["function"]["arguments"]) for call in tool_calls)
             completion_tokens = content_tokens + reasoning_tokens
             with self.state.lock:
@@ -907,6 +924,16 @@ def serve(args: Dict[str, Any], scenario: Scenario) -> int:
     # (sgl-project/sglang#37457): the log of a keyed server holds its key, and so does the double's.
     log(f"server_args={server_args_repr(args)}")
     log(f"loading model {args['model_path']} (tp={args['tp_size']} dp={args['dp_size']}, simulated)")
+    inventory = load_inventory()
+    if inventory is not None:
+        # Started with --gpus on a sim host: start (or die) as SGLang would on these GPUs and weights.
+        try:
+            state.gpu = plan_sglang(args, inventory)
+        except StartupFailure as failure:
+            if stop.wait(closed_seconds + load_seconds):
+                return 0
+            sys.stderr.write("".join(line + "\n" for line in failure.lines))
+            return 1
     if closed_seconds > 0 and stop.wait(closed_seconds):
         return 0
     try:
@@ -919,6 +946,8 @@ def serve(args: Dict[str, Any], scenario: Scenario) -> int:
     log(f"HTTP server listening on {args['host']}:{server.server_address[1]} (phase {LOADING})")
 
     if not stop.wait(load_seconds):
+        if state.gpu is not None:
+            sys.stderr.write("".join(line + "\n" for line in state.gpu.lines))
         with state.lock:
             if state.phase == LOADING:
                 state.phase = READY

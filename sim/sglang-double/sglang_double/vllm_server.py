@@ -25,6 +25,7 @@ import time
 import uuid
 from typing import Any, Dict, List, Optional, Sequence
 
+from .gpus import StartupFailure, load_inventory, plan_vllm
 from .scenario import Scenario, load_env_scenario
 from .server import READY, DoubleHandler, DoubleState, HttpError, _env_float, make_server, stop_serving
 from .vllm_args import parse_vllm_args
@@ -233,8 +234,20 @@ def serve_vllm(args: Dict[str, Any], scenario: Scenario) -> int:
         f"loading model {args['model']} (tp={args['tensor_parallel_size']} dp={args['data_parallel_size']}, "
         f"max_model_len={args['max_model_len']}, max_num_seqs={args['max_num_seqs']}, simulated)"
     )
+    inventory = load_inventory()
+    if inventory is not None:
+        # Started with --gpus on a sim host: vLLM's checks on these GPUs and weights (sglang_double/gpus.py).
+        try:
+            state.gpu = plan_vllm(args, inventory)
+        except StartupFailure as failure:
+            if stop.wait(closed_seconds):
+                return 0
+            sys.stderr.write("".join(line + "\n" for line in failure.lines))
+            return 1
     if stop.wait(closed_seconds):
         return 0
+    if state.gpu is not None:
+        sys.stderr.write("".join(line + "\n" for line in state.gpu.lines))
     try:
         server = make_server(state, args["host"], args["port"], VllmHandler)
     except OSError as err:
