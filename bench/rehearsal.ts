@@ -3,7 +3,10 @@
 // sim/scenarios/rehearsal-seed000.json, a graceful stop, a resume pass, a rerun of the infra-hit tasks, the
 // audit against the ground truth, the address-pool pitfall and the leak check. Prints every figure.
 //   node --import tsx bench/rehearsal.ts [tasks] [trials] [agents]
+import { runStatus } from "../cli/commands/status";
+import type { StatusReport } from "../results/status";
 import { simDown } from "../sim/cluster";
+import { type EstimatorSample, estimatesOfReport, estimatorErrors } from "../sim/rehearsal/measure";
 import { SEED000_TASK_COUNT } from "../sim/rehearsal/tasks";
 import { repoRoot } from "../test/helpers/project";
 import { rehearsalCluster, type RehearsalResult, rehearse } from "../test/helpers/rehearsal";
@@ -20,7 +23,23 @@ function table(rows: { what: string; audit: number; truth: number; equal: boolea
   return rows.map((r) => `    ${r.what.padEnd(22)} ${String(r.audit).padStart(5)} ${String(r.truth).padStart(6)}   ${r.equal ? "equal" : "DIFFERENT"}`).join("\n");
 }
 
-function print(r: RehearsalResult): void {
+/**
+ * Old and new ETA at the moments the rehearsal samples status (it logs "status at N%: …" right after its
+ * own read): a second read moments later, both estimates from that one report (estimatesOfReport).
+ */
+const estimatorSamples: Promise<EstimatorSample | null>[] = [];
+function sampleEstimators(sim: Awaited<ReturnType<typeof rehearsalCluster>>, message: string): void {
+  const at = /^status at (\d+(?:\.\d+)?)%:/.exec(message);
+  if (!at) return;
+  let out = "";
+  estimatorSamples.push(
+    runStatus(["--stack", "rehearsal", "--json"], { root: sim.project.dir, env: sim.project.env, write: (t) => void (out += t), writeErr: () => undefined, isTTY: false })
+      .then((code) => (code === 0 ? estimatesOfReport(JSON.parse(out) as StatusReport, Number(at[1]) / 100) : null))
+      .catch(() => null),
+  );
+}
+
+function print(r: RehearsalResult, estimators: EstimatorSample[]): void {
   const out: string[] = [];
   out.push(`rehearsal: ${r.prepare.taskCount} tasks (${r.prepare.repoUrl} @ ${r.prepare.commit.slice(0, 12)}), ${trials} concurrent trials, ${agents} agents`);
   out.push(`  dataset published in ${fmt(r.prepare.seconds)}; cluster up in ${fmt(r.clusterUpSec)}`);
@@ -34,6 +53,14 @@ function print(r: RehearsalResult): void {
   // status's ETA is results/eta.ts since issue 33; the mean-of-finished-trials estimate before it was off by 40–72 % here.
   out.push("status ETA error at 25/50/75 % of trials finished (results/eta.ts; positive: the job ended later than status said; reference end without the stop-to-resume gap for samples before the stop):");
   for (const s of r.etaSamples) out.push(`  at ${pct(s.fraction)}: ETA ${s.finishAt ?? "none"} → error ${s.errorSec === null ? "-" : fmt(s.errorSec)} (${pct(s.errorOfRemaining)} of the time left)`);
+  // The reference end of each sample is the helper's (finishAt + errorSec), so both estimators are held to it.
+  out.push("ETA error of the time left, old estimator (mean of the finished trials) → new (results/eta.ts), same status read:");
+  for (const e of estimators) {
+    const ref = r.etaSamples.find((s) => s.fraction === e.fraction);
+    const end = ref?.finishAt && ref.errorSec !== null ? new Date(Date.parse(ref.finishAt) + ref.errorSec * 1000).toISOString() : r.workEnd;
+    const [row] = estimatorErrors([e], end);
+    out.push(`  at ${pct(e.fraction)}: old ${pct(row.old)} → new ${pct(row.new)}`);
+  }
   out.push("faults and passes:");
   for (const e of r.events) out.push(`  ${e.at} ${e.line} [${e.finished} finished, ${e.started} started]`);
   for (const p of r.passes) out.push(`  pass ${p.name}: ${p.job} ${p.startedAt} → ${p.endedAt}`);
@@ -52,8 +79,13 @@ function print(r: RehearsalResult): void {
 }
 
 async function main(): Promise<void> {
-  const log = (m: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
+  let onLog = (_m: string): void => undefined;
+  const log = (m: string) => {
+    console.error(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
+    onLog(m);
+  };
   const sim = await rehearsalCluster(instance, log);
+  onLog = (m) => sampleEstimators(sim, m);
   try {
     const r = await rehearse(sim, {
       instance,
@@ -66,7 +98,7 @@ async function main(): Promise<void> {
       deadlineMinutes: 90,
       log,
     });
-    print(r);
+    print(r, (await Promise.all(estimatorSamples)).filter((x): x is EstimatorSample => x !== null));
   } finally {
     await sim.cleanup().catch(async (err: Error) => {
       log(`cleanup failed (${err.message}); removing the instance`);

@@ -10,14 +10,39 @@
 //   allowance: a trial cannot run past it), so pending trials of long timeout tiers count as long, and its
 //   distribution is the Kaplan–Meier estimate with the running trials (and the timeouts) as censored
 //   observations — "ran at least this long" — which is what corrects the short-ones-first bias;
-// - the mass beyond the longest work seen is the trials that time out: they run as long as the longest
-//   of the long trials seen so far, never past their own budget;
-// - the job's concurrency slots are filled in order with the drawn durations; the median of 400 seeded
-//   draws of that schedule is the estimate, the 10th–90th percentile its range.
-// On the seeded simulation of test/unit/sim/rehearsal-eta.test.ts (TB 2.1 timeouts, seed 000's behaviours,
-// 6×, 25 slots) its error is far below the old one's but not everywhere within 15 % of the time left:
-// with one attempt per task nothing tells which young trial will time out, and the last one to start
-// decides the end.
+// - a pending attempt whose task has no finished attempt but a running one takes that one's drawn
+//   duration: a task seen running long (a timeout in the making) queues long again;
+// - the mass beyond the longest work seen is the trials that time out: a running trial past every
+//   finished one (in budget units) runs to its budget (the finished timeouts' median share of it once one
+//   has ended); others as long as the longest of the long trials seen so far, never past their budget;
+// - the job's concurrency slots are filled in order with the drawn durations: 400 seeded draws of that
+//   schedule (drawObserved).
+// That model places a timeout only where one was seen, no longer than the longest trial seen. A second
+// one (drawPooled) lets every trial time out: a mixture in which a trial times out (runs to its budget)
+// at its tier's rate, else does normal work (Kaplan–Meier in budget units). The tiers' rates are
+// partially pooled toward the overall rate by a Beta prior whose strength their own spread sets
+// (poolRates: the beta-binomial's method of moments, bounded to 2–100 trials' worth: tiers that differ no
+// more than noise pool completely, plainly different ones weakly) and learnt by EM from the finished
+// trials and the running ones: a running trial is a timeout with the posterior p / (p + (1 − p)·S) given
+// how long it has run (S: its survival as a normal trial; 1/(m + 1) once it outlived all m finished
+// normal trials of its tier, by exchangeability) and informs its tier's rate as far as a normal one would
+// have ended by now (1 − S: a young trial says nothing). Each draw takes every tier's rate from its Beta
+// posterior, then every trial's fate, and schedules them; the end is a max over slots, so the draws are
+// what matters, not an expected duration.
+// Until the long tiers' trials have run a while the data cannot tell the two models apart: the estimate
+// is the median of both models' draws together (equal weights), the range the wider of their 10th–90th
+// percentiles.
+//
+// Measured on the seeded simulation of test/unit/sim/rehearsal-eta.test.ts (TB 2.1 timeouts, seed 000's
+// behaviours, 6×, 25 slots, 5 seeds; mean |error| of the time left at 25/50/75 %): 7/2/1 % with 5
+// attempts per task, 8/1/1 % with 3, and 10/27/23 % with one. There the end is set by the one agent
+// timeout on the 1800 s tier, pending at 50 % and young at 75 % (100–1000 s of a 10800 s agent budget)
+// while its tier shows no timeout among 10–14 finished trials: a model that does not bet on that trial
+// is off by ≥ 46 % at 50 % and ≥ 52 % at 75 %, and one that does would have to bet the same on the young
+// trials of the 3600 s tier, whose timeouts (~21600 s) the data make as likely and which do not happen.
+// The pooled model alone does exactly that (103/82/97 %); the first alone 13/37/42 %. Their median lands
+// between the two, which is why it is closer, not because it foresees the timeout; the range holds the
+// end in every sample.
 import { seededUniform } from "./random";
 
 export interface EtaInput {
@@ -35,9 +60,9 @@ export interface EtaInput {
 }
 
 export interface EtaEstimate {
-  /** Median of the drawn schedules' remaining times, seconds. */
+  /** Median of the drawn schedules' remaining times (drawObserved), seconds. */
   remainingSec: number;
-  /** 10th and 90th percentile. */
+  /** The lower of both models' 10th percentiles, the higher of their 90th (see the file comment). */
   lowSec: number;
   highSec: number;
 }
@@ -112,10 +137,122 @@ const quantile = (sorted: readonly number[], q: number): number => {
   return sorted[lo] + (sorted[Math.ceil(pos)] - sorted[lo]) * (pos - lo);
 };
 
+/**
+ * A trial whose task has finished attempts takes one of their durations (longer than `atLeast`, its
+ * elapsed time when it runs): attempts of one task behave alike.
+ */
+function siblingSampler(finished: EtaInput["finished"]): (task: string | undefined, atLeast: number, random: () => number) => number | null {
+  const siblings = new Map<string, number[]>();
+  for (const t of finished) if (t.task !== undefined) siblings.set(t.task, [...(siblings.get(t.task) ?? []), t.durationSec]);
+  return (task, atLeast, random) => {
+    const pool = (task === undefined ? [] : (siblings.get(task) ?? [])).filter((d) => d > atLeast);
+    return pool.length ? pool[Math.floor(random() * pool.length)] : null;
+  };
+}
+
+/** Gamma(shape, 1) draw (Marsaglia–Tsang; shape < 1 by the u^(1/shape) boost), from uniforms. */
+function drawGamma(shape: number, random: () => number): number {
+  if (shape < 1) return drawGamma(shape + 1, random) * Math.pow(Math.max(random(), 1e-300), 1 / shape);
+  const d = shape - 1 / 3;
+  const c = 1 / Math.sqrt(9 * d);
+  for (let i = 0; i < 100; i++) {
+    const z = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+    const v = (1 + c * z) ** 3;
+    if (v <= 0) continue;
+    const u = random();
+    if (Math.log(Math.max(u, 1e-300)) < 0.5 * z * z + d - d * v + d * Math.log(v)) return d * v;
+  }
+  return d; // not reached in practice: bounded, so a draw never loops
+}
+
+/** Beta(a, b) draw. */
+export function drawBeta(a: number, b: number, random: () => number): number {
+  const x = drawGamma(a, random);
+  const y = drawGamma(b, random);
+  return x + y > 0 ? x / (x + y) : a / (a + b);
+}
+
+/** Survival of a distribution at u: the mass strictly beyond it. */
+function survivalAt(dist: DurationDistribution, u: number): number {
+  let s = 0;
+  for (const x of dist.points) if (x.u > u) s += x.p;
+  return s;
+}
+
+/** Weighted Kaplan–Meier (weights on the censored observations: a running trial counts as a normal one with its weight). */
+function weightedKaplanMeier(events: readonly number[], censored: readonly { u: number; w: number }[]): DurationDistribution {
+  const obs = [...events.map((u) => ({ u, w: 1, event: true })), ...censored.filter((c) => c.w > 0).map((c) => ({ ...c, event: false }))].sort((a, b) => a.u - b.u || Number(b.event) - Number(a.event));
+  let atRisk = obs.reduce((s, o) => s + o.w, 0);
+  let survival = 1;
+  const points: { u: number; p: number }[] = [];
+  for (let i = 0; i < obs.length; ) {
+    const u = obs[i].u;
+    let d = 0;
+    let n = 0;
+    for (; i < obs.length && obs[i].u === u; i++) {
+      n += obs[i].w;
+      if (obs[i].event) d += obs[i].w;
+    }
+    if (d > 0 && atRisk > 0) {
+      const next = survival * (1 - d / atRisk);
+      points.push({ u, p: survival - next });
+      survival = next;
+    }
+    atRisk -= n;
+  }
+  if (survival > 1e-12) points.push({ u: Infinity, p: survival });
+  return { points };
+}
+
+/** Strength of the Beta prior that pools the tiers' timeout rates toward the overall one: its bounds. */
+export const POOLING_STRENGTH_BOUNDS = { min: 2, max: 100 } as const;
+
+/**
+ * Partial pooling of per-tier rates (k_t of n_t, fractional counts allowed): the overall rate m and the
+ * prior strength n0 of Beta(n0·m, n0·(1 − m)), by the method of moments of the beta-binomial — the spread
+ * of the tiers' rates beyond what binomial noise explains is the between-tier variance τ², and
+ * n0 = m(1 − m)/τ² − 1. Tiers that differ a lot pool weakly, alike ones strongly; bounded by
+ * POOLING_STRENGTH_BOUNDS (at least two trials' worth of pooling, never complete pooling).
+ */
+export function poolRates(tiers: readonly { k: number; n: number }[]): { m: number; n0: number } {
+  const K = tiers.reduce((s, t) => s + t.k, 0);
+  const N = tiers.reduce((s, t) => s + t.n, 0);
+  // The overall rate with half a pseudo-observation each way (Jeffreys): never 0 or 1.
+  const m = (K + 0.5) / (N + 1);
+  const used = tiers.filter((t) => t.n > 0);
+  if (used.length < 2 || N <= 0) return { m, n0: POOLING_STRENGTH_BOUNDS.max };
+  const spread = used.reduce((s, t) => s + t.n * (t.k / t.n - m) ** 2, 0);
+  const denom = N - used.reduce((s, t) => s + t.n * t.n, 0) / N;
+  const tau2 = denom > 0 ? Math.max(0, (spread - (used.length - 1) * m * (1 - m)) / denom) : 0;
+  const n0 = tau2 > 0 ? m * (1 - m) / tau2 - 1 : POOLING_STRENGTH_BOUNDS.max;
+  return { m, n0: Math.min(POOLING_STRENGTH_BOUNDS.max, Math.max(POOLING_STRENGTH_BOUNDS.min, n0)) };
+}
+
+/** The quantiles of the drawn ends: the estimate and its range. */
+export const ETA_QUANTILES = { estimate: 0.5, low: 0.1, high: 0.9 } as const;
+
 /** The ETA (see the file comment); null until a trial has finished. 0 when nothing is left. */
 export function estimateRemaining(o: EtaInput): EtaEstimate | null {
+  const observed = drawObserved(o);
+  const pooled = drawPooled(o);
+  if (observed === null || pooled === null) return null;
+  // Both models equally likely (the data cannot tell them apart until the young trials of the long tiers
+  // have run for a while): the median of their draws together.
+  const both = [...observed, ...pooled].sort((a, b) => a - b);
+  return {
+    remainingSec: quantile(both, ETA_QUANTILES.estimate),
+    lowSec: Math.min(quantile(observed, ETA_QUANTILES.low), quantile(pooled, ETA_QUANTILES.low)),
+    highSec: Math.max(quantile(observed, ETA_QUANTILES.high), quantile(pooled, ETA_QUANTILES.high)),
+  };
+}
+
+/**
+ * The schedule's remaining times, sorted, when timeouts are placed only where they were seen (the file
+ * comment): the estimate. Null until a trial has finished.
+ */
+export function drawObserved(o: EtaInput): number[] | null {
   if (o.finished.length === 0) return null;
-  if (o.running.length === 0 && o.pending.length === 0) return { remainingSec: 0, lowSec: 0, highSec: 0 };
+  if (o.running.length === 0 && o.pending.length === 0) return [0];
   const known = [...o.finished, ...o.running, ...o.pending].map((t) => t.budgetSec).filter((b): b is number => b !== null && b > 0);
   // Trials of unknown budget are measured against the mean known one (in seconds when none is known) and
   // have no cap of their own.
@@ -139,35 +276,33 @@ export function estimateRemaining(o: EtaInput): EtaEstimate | null {
   // never past a trial's own budget — a long-tier task is not taken to time out before one is seen to.
   const long = [...timedOut.map((t) => t.durationSec), ...o.running.filter((_, j) => censored[j] > lastEvent).map((t) => t.budgetSec ?? t.elapsedSec)].sort((a, b) => a - b);
   const tailSec = long.length ? long[long.length - 1] : null;
+  // A trial that times out runs its agent budget, then the verifier: this share of its whole budget, as
+  // the finished timeouts took (their median); the whole budget until one has finished.
+  const timeoutShares = timedOut.filter((t) => t.budgetSec !== null && t.budgetSec > 0).map((t) => Math.min(1, t.durationSec / t.budgetSec!)).sort((a, b) => a - b);
+  const timeoutShare = timeoutShares.length ? quantile(timeoutShares, 0.5) : 1;
 
   // Attempts of one task behave alike (the same work, the same timeout): a trial whose task has finished
   // attempts takes one of their durations. Harbor runs attempt by attempt over the tasks, so with k > 1
   // the first attempt has usually ended before the next begins.
-  const siblings = new Map<string, number[]>();
-  for (const t of o.finished) if (t.task !== undefined) siblings.set(t.task, [...(siblings.get(t.task) ?? []), t.durationSec]);
-  const fromSiblings = (task: string | undefined, atLeast: number, random: () => number): number | null => {
-    const pool = (task === undefined ? [] : (siblings.get(task) ?? [])).filter((d) => d > atLeast);
-    return pool.length ? pool[Math.floor(random() * pool.length)] : null;
-  };
+  const fromSiblings = siblingSampler(o.finished);
 
   const random = seededUniform(o.seed ?? 0);
   const draws = o.draws ?? 400;
   const ends: number[] = [];
   for (let r = 0; r < draws; r++) {
+    // This draw's whole duration of each task's running attempts: a pending attempt whose task has no
+    // finished one takes it (the same task behaves alike), so a task seen running long queues long.
+    const drawnOfTask = new Map<string, number[]>();
     const running = o.running.map((t, j) => {
-      const sibling = fromSiblings(t.task, t.elapsedSec, random);
-      if (sibling !== null) return sibling - t.elapsedSec;
-      const u = drawBeyond(dist, censored[j], random);
-      const cap = Math.max(0, (t.budgetSec ?? Infinity) - t.elapsedSec);
-      if (u !== null && u !== Infinity) return Math.min((u - censored[j]) * scale(t.budgetSec), cap);
-      // In the tail: to the long trials' length (timeouts run their budget); once past that, nothing seen
-      // says how much longer, so as long again as it has run (never past its budget).
-      if (tailSec !== null && tailSec > t.elapsedSec) return Math.min(tailSec - t.elapsedSec, cap);
-      return Math.min(t.elapsedSec, cap);
+      const left = remainingOf(t, j);
+      if (t.task !== undefined) drawnOfTask.set(t.task, [...(drawnOfTask.get(t.task) ?? []), t.elapsedSec + left]);
+      return left;
     });
     const pending = o.pending.map((t) => {
       const sibling = fromSiblings(t.task, 0, random);
       if (sibling !== null) return sibling;
+      const drawn = t.task === undefined ? undefined : drawnOfTask.get(t.task);
+      if (drawn?.length) return Math.min(drawn[Math.floor(random() * drawn.length)], t.budgetSec ?? Infinity);
       const u = drawBeyond(dist, -Infinity, random) ?? 0;
       if (u !== Infinity) return Math.min(u * scale(t.budgetSec), Math.max(longestWorkSec, u * fallback));
       const own = t.budgetSec ?? tailSec ?? lastEvent * fallback;
@@ -175,6 +310,132 @@ export function estimateRemaining(o: EtaInput): EtaEstimate | null {
     });
     ends.push(makespan(running, pending, o.concurrency));
   }
-  ends.sort((a, b) => a - b);
-  return { remainingSec: quantile(ends, 0.5), lowSec: quantile(ends, 0.1), highSec: quantile(ends, 0.9) };
+  return ends.sort((a, b) => a - b);
+
+  function remainingOf(t: EtaInput["running"][number], j: number): number {
+    const sibling = fromSiblings(t.task, t.elapsedSec, random);
+    if (sibling !== null) return sibling - t.elapsedSec;
+    const u = drawBeyond(dist, censored[j], random);
+    const cap = Math.max(0, (t.budgetSec ?? Infinity) - t.elapsedSec);
+    if (u !== null && u !== Infinity) return Math.min((u - censored[j]) * scale(t.budgetSec), cap);
+    // In the tail: to the long trials' length (timeouts run their budget); once past that, nothing seen
+    // says how much longer, so as long again as it has run (never past its budget).
+    // Past every finished trial in budget units it is a timeout in the making: it runs to its budget.
+    if (t.budgetSec !== null && t.budgetSec > 0 && censored[j] > lastEvent) return Math.max(0, timeoutShare * t.budgetSec - t.elapsedSec);
+    if (tailSec !== null && tailSec > t.elapsedSec) return Math.min(tailSec - t.elapsedSec, cap);
+    return Math.min(t.elapsedSec, cap);
+  }
+}
+
+/**
+ * The schedule's remaining times, sorted, when every trial may time out at its tier's rate, partially
+ * pooled (the file comment): the range's other model. Null until a trial has finished.
+ */
+export function drawPooled(o: EtaInput): number[] | null {
+  if (o.finished.length === 0) return null;
+  if (o.running.length === 0 && o.pending.length === 0) return [0];
+  const known = [...o.finished, ...o.running, ...o.pending].map((t) => t.budgetSec).filter((b): b is number => b !== null && b > 0);
+  const fallback = known.length ? known.reduce((a, b) => a + b, 0) / known.length : 1;
+  const scale = (b: number | null) => (b !== null && b > 0 ? b : fallback);
+  // A trial's timeout tier: its budget (trials of unknown budget share one tier).
+  const tierOf = (b: number | null) => (b !== null && b > 0 ? b : -1);
+
+  const done = o.finished.filter((t) => !t.timedOut);
+  const timedOut = o.finished.filter((t) => t.timedOut);
+  const events = done.map((t) => t.durationSec / scale(t.budgetSec));
+  const shares = o.running.map((t) => t.elapsedSec / scale(t.budgetSec));
+  const longestWorkSec = Math.max(0, ...done.map((t) => t.durationSec), ...o.running.map((t) => t.elapsedSec));
+  const timeoutShares = timedOut.filter((t) => t.budgetSec !== null && t.budgetSec > 0).map((t) => Math.min(1, t.durationSec / t.budgetSec!)).sort((a, b) => a - b);
+  const timeoutShare = timeoutShares.length ? quantile(timeoutShares, 0.5) : 1;
+
+  // A mixture: a trial either times out (runs its agent budget, then the verifier) or does normal work,
+  // whose length in budget units is one distribution for all tiers. Its rate of timing out is its tier's,
+  // partially pooled toward the overall rate. Fitted by EM: a running trial is a timeout with the
+  // posterior p / (p + (1 − p)·S(u)) given that it has run u (S: the normal work's survival); it informs
+  // its tier's rate only as far as a normal trial would have ended by now (1 − S(u)): a young trial says
+  // nothing, one that outlived every normal one counts as a timeout.
+  const tiers = new Map<number, { k: number; n: number }>();
+  const tier = (b: number | null) => {
+    const key = tierOf(b);
+    if (!tiers.has(key)) tiers.set(key, { k: 0, n: 0 });
+    return key;
+  };
+  for (const t of [...o.finished, ...o.running, ...o.pending]) tier(t.budgetSec);
+  // Past every finished normal trial of its tier (m of them), a running trial is the longest normal one
+  // of m + 1 exchangeable trials with chance 1/(m + 1): its survival as a normal trial. Otherwise the
+  // pooled one at its elapsed share of the budget.
+  const normalOfTier = new Map<number, number[]>();
+  for (const t of done) normalOfTier.set(tierOf(t.budgetSec), [...(normalOfTier.get(tierOf(t.budgetSec)) ?? []), t.durationSec]);
+  const survivalOf = (j: number, u: number): number => {
+    const seen = normalOfTier.get(tierOf(o.running[j].budgetSec)) ?? [];
+    if (seen.length && o.running[j].elapsedSec > Math.max(...seen)) return Math.min(survivalAt(normal, u), 1 / (seen.length + 1));
+    return survivalAt(normal, u);
+  };
+  let w = o.running.map(() => 0);
+  let normal = weightedKaplanMeier(events, shares.map((u) => ({ u, w: 1 })));
+  let posterior = new Map<number, { a: number; b: number }>();
+  for (let iter = 0; iter < 5; iter++) {
+    for (const v of tiers.values()) v.k = v.n = 0;
+    for (const t of o.finished) {
+      const v = tiers.get(tierOf(t.budgetSec))!;
+      v.n += 1;
+      if (t.timedOut) v.k += 1;
+    }
+    const survival = shares.map((u, j) => survivalOf(j, u));
+    o.running.forEach((t, j) => {
+      const v = tiers.get(tierOf(t.budgetSec))!;
+      v.n += 1 - survival[j];
+      v.k += (1 - survival[j]) * w[j];
+    });
+    const { m, n0 } = poolRates([...tiers.values()]);
+    posterior = new Map([...tiers].map(([key, v]) => [key, { a: n0 * m + v.k, b: n0 * (1 - m) + v.n - v.k }]));
+    w = o.running.map((t, j) => {
+      const { a, b } = posterior.get(tierOf(t.budgetSec))!;
+      const p = a / (a + b);
+      return p / (p + (1 - p) * survival[j]);
+    });
+    normal = weightedKaplanMeier(events, shares.map((u, j) => ({ u, w: 1 - w[j] })));
+  }
+  // Normal work beyond everything seen (the KM's open tail): as long as the longest normal work seen, or
+  // a running trial's own elapsed time again, never past the budget.
+  const fromSiblings = siblingSampler(o.finished);
+
+  const random = seededUniform(o.seed ?? 0);
+  const draws = o.draws ?? 400;
+  const ends: number[] = [];
+  const survivalNow = shares.map((u, j) => survivalOf(j, u));
+  for (let r = 0; r < draws; r++) {
+    // This draw's rate per tier (parameter uncertainty: the same rate for every trial of a tier).
+    const rate = new Map([...posterior].map(([key, { a, b }]) => [key, drawBeta(a, b, random)]));
+    const drawnOfTask = new Map<string, number[]>();
+    const running = o.running.map((t, j) => {
+      const left = remainingOf(t, j, rate.get(tierOf(t.budgetSec))!);
+      if (t.task !== undefined) drawnOfTask.set(t.task, [...(drawnOfTask.get(t.task) ?? []), t.elapsedSec + left]);
+      return left;
+    });
+    const pending = o.pending.map((t) => {
+      const sibling = fromSiblings(t.task, 0, random);
+      if (sibling !== null) return sibling;
+      const drawn = t.task === undefined ? undefined : drawnOfTask.get(t.task);
+      if (drawn?.length) return Math.min(drawn[Math.floor(random() * drawn.length)], t.budgetSec ?? Infinity);
+      if (random() < rate.get(tierOf(t.budgetSec))!) return timeoutShare * scale(t.budgetSec);
+      const u = drawBeyond(normal, -Infinity, random) ?? 0;
+      if (u !== Infinity) return Math.min(u * scale(t.budgetSec), Math.max(longestWorkSec, u * fallback));
+      return Math.min(longestWorkSec, t.budgetSec ?? Infinity);
+    });
+    ends.push(makespan(running, pending, o.concurrency));
+  }
+  return ends.sort((a, b) => a - b);
+
+  function remainingOf(t: EtaInput["running"][number], j: number, p: number): number {
+    const sibling = fromSiblings(t.task, t.elapsedSec, random);
+    if (sibling !== null) return sibling - t.elapsedSec;
+    const cap = Math.max(0, (t.budgetSec ?? Infinity) - t.elapsedSec);
+    const s = survivalNow[j];
+    const isTimeout = s <= 0 || random() < p / (p + (1 - p) * s);
+    if (isTimeout) return Math.max(0, Math.min(timeoutShare * scale(t.budgetSec) - t.elapsedSec, cap));
+    const u = drawBeyond(normal, shares[j], random);
+    if (u !== null && u !== Infinity) return Math.min((u - shares[j]) * scale(t.budgetSec), cap);
+    return Math.min(Math.max(longestWorkSec - t.elapsedSec, t.elapsedSec), cap);
+  }
 }

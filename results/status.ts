@@ -29,12 +29,16 @@ export const JobProbeSchema = z.object({
     z.object({
       dir: z.string(),
       taskTimeoutSec: nullableNumber,
+      verifierTimeoutSec: nullableNumber,
       overrideTimeoutSec: nullableNumber,
       maxTimeoutSec: nullableNumber,
       agentTimeoutMultiplier: nullableNumber,
+      verifierTimeoutMultiplier: nullableNumber,
       timeoutMultiplier: nullableNumber,
     }),
   ),
+  /** Every task of the job's local datasets with its task.toml timeouts (an older probe sends none). */
+  tasks: z.array(z.object({ task: z.string(), agentTimeoutSec: nullableNumber, verifierTimeoutSec: nullableNumber })).optional(),
   logTail: z.array(z.string()),
 });
 export type JobProbe = z.infer<typeof JobProbeSchema>;
@@ -233,14 +237,54 @@ function jobState(job: JobProbe, cancelled: number): { state: JobState; reason: 
   return { state: "failed", reason: "harbor is not running and result.json has no finished_at, with no sign of a graceful stop: read the log" };
 }
 
-/** What a trial may take at most, for the ETA: its agent timeout, a verifier timeout like the task's agent one (Terminal-Bench's are mostly equal), and setup. */
+/** What a trial may take at most, for the ETA: its agent and verifier timeouts, and an allowance for setup. */
 export const ETA_SETUP_ALLOWANCE_SEC = 300;
 
+/**
+ * A running trial's budget: its agent timeout, its task's verifier timeout × the verifier multiplier (when
+ * the probe read none, one like the task's agent timeout: Terminal-Bench's are mostly equal), and setup.
+ */
 export function trialBudgetSec(t: JobProbe["timeouts"][number]): number | null {
   const agent = agentTimeoutSec(t);
   const base = t.overrideTimeoutSec || t.taskTimeoutSec;
   if (agent === null || !base) return null;
-  return agent + base * (t.timeoutMultiplier ?? 1) + ETA_SETUP_ALLOWANCE_SEC;
+  const verifier = (t.verifierTimeoutSec || base) * (t.verifierTimeoutMultiplier ?? t.timeoutMultiplier ?? 1);
+  return agent + verifier + ETA_SETUP_ALLOWANCE_SEC;
+}
+
+/**
+ * A not yet started task's budget from its task.toml timeouts and the job's config.json, as Harbor will
+ * compute it for its trials (the first agent's overrides, the job's multipliers). Null without an agent
+ * timeout.
+ */
+export function taskBudgetSec(task: NonNullable<JobProbe["tasks"]>[number], config: Record<string, unknown> | null): number | null {
+  const agent = asRecord(Array.isArray(config?.agents) ? config.agents[0] : undefined);
+  const verifier = asRecord(config?.verifier);
+  return trialBudgetSec({
+    dir: task.task,
+    taskTimeoutSec: task.agentTimeoutSec,
+    verifierTimeoutSec: num(verifier.override_timeout_sec) ?? (task.verifierTimeoutSec && num(verifier.max_timeout_sec) ? Math.min(task.verifierTimeoutSec, num(verifier.max_timeout_sec)!) : task.verifierTimeoutSec),
+    overrideTimeoutSec: num(agent.override_timeout_sec),
+    maxTimeoutSec: num(agent.max_timeout_sec),
+    agentTimeoutMultiplier: num(config?.agent_timeout_multiplier),
+    verifierTimeoutMultiplier: num(config?.verifier_timeout_multiplier),
+    timeoutMultiplier: num(config?.timeout_multiplier),
+  });
+}
+
+/**
+ * The pending trials in the order Harbor starts them: attempt by attempt over the tasks (the dataset's
+ * listing, then tasks seen only in trial dirs), each task's attempts after the ones already started; the
+ * first `pending` of them, padded with trials of unknown task and budget when the listing is short.
+ */
+export function pendingTrials(order: readonly string[], started: ReadonlyMap<string, number>, attempts: number, pending: number, budget: (task: string) => number | null): { task?: string; budgetSec: number | null }[] {
+  const tasks = [...new Set([...order, ...started.keys()])];
+  const out: { task?: string; budgetSec: number | null }[] = [];
+  for (let round = 0; round < attempts && out.length < pending; round++) {
+    for (const task of tasks) if ((started.get(task) ?? 0) <= round && out.length < pending) out.push({ task, budgetSec: budget(task) });
+  }
+  while (out.length < pending) out.push({ budgetSec: null });
+  return out;
 }
 
 /** The task part of a trial dir name (Harbor: "<task, at most 32 characters>__<id>"). */
@@ -315,12 +359,18 @@ function routerReport(r: RouterInput): NonNullable<StatusReport["router"]> {
 }
 
 /**
- * The ETA's inputs from what the probe read: budgets are known for the running trials (their timeouts)
- * and, through them, for the other attempts of their tasks; pending trials are the remaining attempts of
- * the tasks seen so far, after the ones of tasks not started yet (Harbor runs attempt by attempt).
+ * The ETA's inputs from what the probe read: a task's budget from the running trial's timeouts, else from
+ * its task.toml and the job's config (the probe lists every task of the job); pending trials in Harbor's
+ * order (pendingTrials).
  */
 function etaTrials(job: JobProbe, genuine: readonly FinishedTrial[], running: readonly { trial: string; elapsedSec: number }[], pending: number) {
   const budgetOfTask = new Map<string, number>();
+  // Keyed like trial dirs: Harbor names them after the first 32 characters of the task, trailing - and _ dropped.
+  const listed = (job.tasks ?? []).map((t) => ({ ...t, task: t.task.slice(0, 32).replace(/[-_]+$/, "") }));
+  for (const t of listed) {
+    const b = taskBudgetSec(t, job.config);
+    if (b !== null) budgetOfTask.set(t.task, b);
+  }
   for (const t of job.timeouts) {
     const b = trialBudgetSec(t);
     if (b !== null) budgetOfTask.set(taskOfDir(t.dir), b);
@@ -329,18 +379,12 @@ function etaTrials(job: JobProbe, genuine: readonly FinishedTrial[], running: re
   const started = new Map<string, number>();
   for (const t of job.trials) started.set(taskOfDir(t.dir), (started.get(taskOfDir(t.dir)) ?? 0) + 1);
   const k = Math.max(1, num(job.config?.n_attempts) ?? HARBOR_DEFAULTS.n_attempts);
-  const later: { task?: string; budgetSec: number | null }[] = [];
-  for (let round = 0; round < k; round++) {
-    for (const [task, n] of started) if (n + round < k) later.push({ task, budgetSec: budget(task) });
-  }
-  const known = later.slice(0, pending);
-  const unknown = Array.from({ length: Math.max(0, pending - known.length) }, () => ({ budgetSec: null }));
   return {
     finished: genuine
       .filter((f) => f.durationSec !== null)
       .map((f) => ({ task: taskOfDir(f.trial), durationSec: f.durationSec!, budgetSec: budget(taskOfDir(f.trial)), timedOut: f.exceptionType === "AgentTimeoutError" })),
     running: running.map((r) => ({ task: taskOfDir(r.trial), elapsedSec: r.elapsedSec, budgetSec: budget(taskOfDir(r.trial)) })),
-    pending: [...unknown, ...known],
+    pending: pendingTrials(listed.map((t) => t.task), started, k, pending, budget),
   };
 }
 

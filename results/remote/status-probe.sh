@@ -5,7 +5,8 @@
 #           stack whose outputs are gone), UNIT, LOG_FILE (or LOG_DIR/<job>.log), LOG_LINES:
 #           the unit's state and PID, the job's config.json and result.json, every trial dir (its
 #           config.json time and a few fields, its result.json minus the bulky parts), the running
-#           trials' task agent timeouts, the log tail
+#           trials' task agent and verifier timeouts, every task of the job's local datasets with its
+#           agent and verifier timeouts (the pending trials' budgets), the log tail
 #   worker  WORKER_URL [API_KEY]: the server's Prometheus /metrics (SGLang with --enable-metrics), else
 #           its /get_load (the key goes to curl on stdin, never on a command line)
 #   router  ROUTER_METRICS_URL: the router's Prometheus listener
@@ -18,6 +19,13 @@ command -v jq >/dev/null || die "'jq' is required on this host"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 now=$(date +%s%3N)
+
+# A task.toml's [<section>] timeout_sec as a JSON number, or null (no file, no such key, not a number).
+toml_timeout() {
+  local value=''
+  [ -f "$2" ] && value=$(awk -v want="[$1]" '/^\[/{s=$0} s==want && /^[[:space:]]*timeout_sec[[:space:]]*=/{sub(/^[^=]*=[[:space:]]*/,""); sub(/[[:space:]]*(#.*)?$/,""); print; exit}' "$2")
+  if [[ "$value" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then echo "$value"; else echo null; fi
+}
 
 job_json() {
   local job_name='' from_current=false
@@ -45,6 +53,7 @@ job_json() {
   echo '[]' >"$tmp/trials"
   echo '[]' >"$tmp/results"
   echo '[]' >"$tmp/timeouts"
+  echo '[]' >"$tmp/tasks"
   if [ "$exists" = true ]; then
     [ -f "$JOB_DIR/config.json" ] && { jq -c . "$JOB_DIR/config.json" >"$tmp/config" 2>/dev/null || echo null >"$tmp/config"; }
     [ -f "$JOB_DIR/result.json" ] && { jq -c 'del(.trial_results)' "$JOB_DIR/result.json" >"$tmp/result" 2>/dev/null || echo null >"$tmp/result"; }
@@ -60,33 +69,42 @@ job_json() {
         for f in "${results[@]}"; do jq -c "$trim" "$f" 2>/dev/null || true; done | jq -c -s . >"$tmp/results"
       fi
     fi
-    # Running trials (a config.json, no result.json): the task's [agent] timeout_sec and the trial's
-    # timeout settings, from which the caller computes Harbor's agent timeout.
-    local d cfg task_toml base
+    # Running trials (a config.json, no result.json): the task's [agent] and [verifier] timeout_sec and
+    # the trial's timeout settings, from which the caller computes Harbor's agent timeout and the budget.
+    local d cfg task_toml base verifier
     for d in "$JOB_DIR"/*/; do
       d=${d%/}
       cfg="$d/config.json"
       if [ ! -f "$cfg" ] || [ -f "$d/result.json" ]; then continue; fi
       task_toml="$(jq -r '.task.path // empty' "$cfg" 2>/dev/null || true)/task.toml"
-      base=null
-      if [ -f "$task_toml" ]; then
-        base=$(awk '/^\[/{s=$0} s=="[agent]" && /^[[:space:]]*timeout_sec[[:space:]]*=/{sub(/^[^=]*=[[:space:]]*/,""); sub(/[[:space:]]*(#.*)?$/,""); print; exit}' "$task_toml")
-        [[ "$base" =~ ^[0-9]+(\.[0-9]+)?$ ]] || base=null
-      fi
-      jq -c --arg dir "$(basename "$d")" --argjson base "$base" \
-        '{dir: $dir, taskTimeoutSec: $base, overrideTimeoutSec: .agent.override_timeout_sec, maxTimeoutSec: .agent.max_timeout_sec,
-          agentTimeoutMultiplier: .agent_timeout_multiplier, timeoutMultiplier: .timeout_multiplier}' "$cfg" 2>/dev/null || true
+      base=$(toml_timeout agent "$task_toml")
+      verifier=$(toml_timeout verifier "$task_toml")
+      jq -c --arg dir "$(basename "$d")" --argjson base "$base" --argjson verifier "$verifier" \
+        '{dir: $dir, taskTimeoutSec: $base, verifierTimeoutSec: $verifier, overrideTimeoutSec: .agent.override_timeout_sec, maxTimeoutSec: .agent.max_timeout_sec,
+          agentTimeoutMultiplier: .agent_timeout_multiplier, verifierTimeoutMultiplier: .verifier_timeout_multiplier, timeoutMultiplier: .timeout_multiplier}' "$cfg" 2>/dev/null || true
     done | jq -c -s . >"$tmp/timeouts"
+    # Every task of the job (local datasets: each child of datasets[].path with a task.toml, and
+    # tasks[].path) with its agent and verifier timeout_sec, so the ETA knows the pending trials' tiers.
+    local dir
+    {
+      { jq -r '(.datasets // [])[] | .path // empty' "$JOB_DIR/config.json" 2>/dev/null || true; } | while IFS= read -r dir; do
+        for d in "$dir"/*/; do if [ -f "$d/task.toml" ]; then printf '%s\n' "${d%/}"; fi; done
+      done
+      jq -r '(.tasks // [])[] | .path // empty' "$JOB_DIR/config.json" 2>/dev/null || true
+    } | while IFS= read -r d; do
+      [ -f "$d/task.toml" ] || continue
+      printf '%s\t%s\t%s\n' "$(basename "$d")" "$(toml_timeout agent "$d/task.toml")" "$(toml_timeout verifier "$d/task.toml")"
+    done | jq -R -s -c '[split("\n")[] | select(length > 0) | split("\t") | {task: .[0], agentTimeoutSec: (.[1] | fromjson), verifierTimeoutSec: (.[2] | fromjson)}]' >"$tmp/tasks"
   fi
   : >"$tmp/log"
   if [ -n "$LOG_FILE" ] && [ -f "$LOG_FILE" ]; then tail -n "$LOG_LINES" "$LOG_FILE" >"$tmp/log" 2>/dev/null || true; fi
   jq -c -n --arg jobName "$job_name" --arg dir "$JOB_DIR" --arg unit "$UNIT" --arg active "$active" --arg sub "$sub" \
     --arg result "$result" --arg pid "${pid:-0}" --argjson exists "$exists" --argjson fromCurrent "$from_current" --arg log "$LOG_FILE" \
     --slurpfile config "$tmp/config" --slurpfile jobResult "$tmp/result" --slurpfile trials "$tmp/trials" \
-    --slurpfile results "$tmp/results" --slurpfile timeouts "$tmp/timeouts" --rawfile logTail "$tmp/log" \
+    --slurpfile results "$tmp/results" --slurpfile timeouts "$tmp/timeouts" --slurpfile tasks "$tmp/tasks" --rawfile logTail "$tmp/log" \
     '{jobName: $jobName, dir: $dir, exists: $exists, fromCurrentFile: $fromCurrent, log: $log,
       unit: {name: $unit, activeState: $active, subState: $sub, result: $result, mainPid: ($pid | tonumber? // 0)},
-      config: $config[0], result: $jobResult[0], trials: $trials[0], results: $results[0], timeouts: $timeouts[0],
+      config: $config[0], result: $jobResult[0], trials: $trials[0], results: $results[0], timeouts: $timeouts[0], tasks: $tasks[0],
       logTail: ($logTail | split("\n") | map(select(length > 0)))}'
 }
 

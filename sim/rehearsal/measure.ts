@@ -2,6 +2,7 @@
 // lower bound, the time each trial spends outside its agent and verifier, status's ETA error, and the
 // audit held against the ground truth task by task.
 import type { AuditReport } from "../../results/schema";
+import { estimateEta, type StatusReport } from "../../results/status";
 import type { TrialInput } from "../../results/audit";
 
 const ms = (iso: string | null): number | null => (iso ? Date.parse(iso) : null);
@@ -142,4 +143,33 @@ export function countRows(audit: OutcomeCounts, truth: OutcomeCounts): { what: s
   const types = [...new Set([...Object.keys(audit.byException), ...Object.keys(truth.byException)])].sort();
   for (const k of types) rows.push({ what: k, audit: audit.byException[k] ?? 0, truth: truth.byException[k] ?? 0, equal: (audit.byException[k] ?? 0) === (truth.byException[k] ?? 0) });
   return rows;
+}
+
+export interface EstimatorSample {
+  fraction: number;
+  /** When status was read (the runner's clock: StatusReport.generatedAt is this machine's, close enough). */
+  takenAt: string;
+  /** The mean-of-finished-trials estimate (status before issue 33) and results/eta.ts's, seconds from takenAt; null when none. */
+  oldSec: number | null;
+  newSec: number | null;
+}
+
+/**
+ * Both estimates from one status report: the new one is what status printed; the old one is recomputed
+ * from the same report's figures (mean finished trial, concurrency, pending, running elapsed), so the two
+ * are compared on the same moment of the same run.
+ */
+export function estimatesOfReport(r: StatusReport, fraction: number): EstimatorSample {
+  const oldSec = r.eta && r.trials.pending !== null ? estimateEta({ meanTrialSec: r.eta.meanTrialSec, concurrency: r.eta.concurrency, pending: r.trials.pending, runningElapsedSec: r.running.map((x) => x.elapsedSec) }) : null;
+  return { fraction, takenAt: r.generatedAt, oldSec, newSec: r.eta?.remainingSec ?? null };
+}
+
+/** Each estimate's error against the job's end: (end − estimated end) / time left; positive = optimistic. */
+export function estimatorErrors(samples: readonly EstimatorSample[], actualEnd: string): { fraction: number; old: number | null; new: number | null }[] {
+  const end = Date.parse(actualEnd);
+  return samples.map((s) => {
+    const left = (end - Date.parse(s.takenAt)) / 1000;
+    const err = (sec: number | null) => (sec === null || !(left > 0) ? null : (left - sec) / left);
+    return { fraction: s.fraction, old: err(s.oldSec), new: err(s.newSec) };
+  });
 }

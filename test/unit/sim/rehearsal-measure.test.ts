@@ -1,7 +1,8 @@
 // The rehearsal's measurements on hand-made trials whose answers are known.
 import { describe, expect, it } from "vitest";
 import type { TrialInput } from "../../../results/audit";
-import { auditMismatches, countRows, etaErrors, expectedCounts, overheadOutsideAgentAndVerifier, throughput } from "../../../sim/rehearsal/measure";
+import { auditMismatches, countRows, estimatesOfReport, estimatorErrors, etaErrors, expectedCounts, overheadOutsideAgentAndVerifier, throughput } from "../../../sim/rehearsal/measure";
+import type { StatusReport } from "../../../results/status";
 import type { AuditReport } from "../../../results/schema";
 
 const t0 = Date.parse("2026-12-01T10:00:00Z");
@@ -84,5 +85,30 @@ describe("audit against the ground truth", () => {
     const rows = countRows(expectedCounts(truth, false), expectedCounts(truth, false));
     expect(rows.every((r) => r.equal)).toBe(true);
     expect(rows.map((r) => r.what)).toEqual(["passed", "failed", "errored", "VerifierTimeoutError"]);
+  });
+});
+
+describe("old and new estimator from one status report (bench/rehearsal.ts)", () => {
+  const report = (over: Partial<StatusReport>): StatusReport =>
+    ({
+      generatedAt: "2026-01-01T00:00:00.000Z",
+      trials: { pending: 4 },
+      running: [{ elapsedSec: 100 }, { elapsedSec: 500 }],
+      eta: { remainingSec: 3000, meanTrialSec: 600, concurrency: 4 },
+      ...over,
+    }) as unknown as StatusReport;
+
+  it("recomputes the old estimate from the report's figures and takes the new one as printed", () => {
+    // Old: (600−100) + (600−500) + 4 × 600 = 3000 s of work over 4 slots = 750 s, at least one trial (600 s).
+    expect(estimatesOfReport(report({}), 0.25)).toEqual({ fraction: 0.25, takenAt: "2026-01-01T00:00:00.000Z", oldSec: 750, newSec: 3000 });
+    expect(estimatesOfReport(report({ eta: null }), 0.5)).toMatchObject({ oldSec: null, newSec: null });
+  });
+
+  it("errors as a share of the time left, positive when the job ended later", () => {
+    const rows = estimatorErrors([{ fraction: 0.25, takenAt: "2026-01-01T00:00:00.000Z", oldSec: 750, newSec: 3300 }], "2026-01-01T00:50:00.000Z");
+    expect(rows[0].fraction).toBe(0.25);
+    expect(rows[0].old).toBeCloseTo((3000 - 750) / 3000, 10);
+    expect(rows[0].new).toBeCloseTo(-0.1, 10);
+    expect(estimatorErrors([{ fraction: 1, takenAt: "2026-01-01T01:00:00.000Z", oldSec: 1, newSec: null }], "2026-01-01T00:50:00.000Z")).toEqual([{ fraction: 1, old: null, new: null }]);
   });
 });

@@ -1,0 +1,143 @@
+// The ETA's view of the job: the probe (results/remote/status-probe.sh, run here with bash and jq) lists
+// every task of the job's local datasets with its agent and verifier timeouts, status.ts turns them into
+// the pending trials' budgets in Harbor's order, and results/eta.ts weighs them.
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { estimateRemaining } from "../../../results/eta";
+import { buildStatus, ETA_SETUP_ALLOWANCE_SEC, pendingTrials, type Probe, ProbeSchema, taskBudgetSec, trialBudgetSec } from "../../../results/status";
+import { tempDir, writeJob } from "../../fixtures/results/build";
+
+const repoRoot = path.resolve(__dirname, "../../..");
+const probeScript = fs.readFileSync(path.join(repoRoot, "results/remote/status-probe.sh"), "utf8");
+
+/** Runs the probe script locally (bash -s, inputs exported first, as over SSH); systemctl from `bin`. */
+function probe(env: Record<string, string>, bin: string): Probe {
+  const prelude = Object.entries(env).map(([k, v]) => `export ${k}='${v.replace(/'/g, `'\\''`)}'`).join("\n");
+  const r = spawnSync("bash", ["-s"], { input: `${prelude}\n${probeScript}`, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
+  if (r.status !== 0) throw new Error(`probe failed: ${r.stderr}`);
+  return ProbeSchema.parse(JSON.parse(r.stdout.trim().split("\n").pop()!));
+}
+
+const MIN = 60_000;
+
+describe("the probe lists the job's tasks with their timeouts", () => {
+  let root: string;
+  let bin: string;
+  let dataset: string;
+  const now = Date.now();
+  const task = (dir: string, toml: string) => {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "task.toml"), toml);
+  };
+  beforeAll(() => {
+    root = tempDir("reprobench-eta-probe-");
+    dataset = path.join(root, "dataset");
+    // Both tables, in either order, a comment after the value; a verifier without timeout_sec; a value
+    // that is no number; a directory without task.toml (not a task); one extra task outside the dataset.
+    task(path.join(dataset, "alpha"), 'schema_version = "1.1"\n[verifier]\ntimeout_sec = 900.0\n\n[agent]\ntimeout_sec = 900.0  # seconds\n');
+    task(path.join(dataset, "bravo"), "[agent]\ntimeout_sec = 3600\n[verifier]\ntimeout_sec = 1200.0\n[environment]\ntimeout_sec = 5\n");
+    task(path.join(dataset, "charlie"), "[agent]\ntimeout_sec = 750.0\n[verifier]\nenv = {}\n");
+    task(path.join(dataset, "delta"), '[agent]\ntimeout_sec = "soon"\n[verifier]\ntimeout_sec = 60.0\n');
+    fs.mkdirSync(path.join(dataset, "notes"), { recursive: true });
+    task(path.join(root, "extra", "echo"), "[agent]\ntimeout_sec = 12000.0\n[verifier]\ntimeout_sec = 12000.0\n");
+    bin = path.join(root, "bin");
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, "systemctl"), "#!/bin/sh\nprintf 'ActiveState=active\\nSubState=running\\nMainPID=7\\nResult=success\\n'\n", { mode: 0o755 });
+  });
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  const job = (name: string, config: Record<string, unknown>) => {
+    const dir = writeJob(path.join(root, "jobs"), {
+      name,
+      config: { n_concurrent_trials: 2, ...config },
+      finished: false,
+      trials: [
+        { task: "alpha", reward: 1, start: new Date(now - 30 * MIN).toISOString(), durationSec: 600 },
+        { task: "bravo", start: new Date(now - 5 * MIN).toISOString(), noResult: true, configPatch: { task: { path: path.join(dataset, "bravo"), source: "dataset" } } },
+      ],
+    });
+    const result = JSON.parse(fs.readFileSync(path.join(dir, "result.json"), "utf8"));
+    fs.writeFileSync(path.join(dir, "result.json"), JSON.stringify({ ...result, started_at: new Date(now - 30 * MIN).toISOString(), n_total_trials: 5 }));
+    return dir;
+  };
+
+  it("reads [agent] and [verifier] timeout_sec of every dataset task and of tasks[], null where there is none", () => {
+    const p = probe({ JOB_DIR: job("listed", { datasets: [{ path: dataset }], tasks: [{ path: path.join(root, "extra", "echo") }] }) }, bin);
+    expect(p.job!.tasks).toEqual([
+      { task: "alpha", agentTimeoutSec: 900, verifierTimeoutSec: 900 },
+      { task: "bravo", agentTimeoutSec: 3600, verifierTimeoutSec: 1200 },
+      { task: "charlie", agentTimeoutSec: 750, verifierTimeoutSec: null },
+      { task: "delta", agentTimeoutSec: null, verifierTimeoutSec: 60 },
+      { task: "echo", agentTimeoutSec: 12000, verifierTimeoutSec: 12000 },
+    ]);
+    // The running trial's own timeouts: the verifier's too now, and the trial's multipliers.
+    expect(p.job!.timeouts).toEqual([expect.objectContaining({ taskTimeoutSec: 3600, verifierTimeoutSec: 1200, agentTimeoutMultiplier: 6 })]);
+  });
+
+  it("lists nothing for a dataset that is not on this host, and still answers", () => {
+    const p = probe({ JOB_DIR: job("elsewhere", { datasets: [{ path: path.join(root, "missing") }, { name: "terminal-bench", version: "2.1" }] }) }, bin);
+    expect(p.job!.tasks).toEqual([]);
+    expect(p.job!.trials).toHaveLength(2);
+  });
+
+  it("gives status the pending trials' budgets: a long-tier pending task makes the ETA longer", () => {
+    const withTasks = probe({ UNIT: "harbor.service", JOB_DIR: job("budgets", { datasets: [{ path: dataset }], tasks: [{ path: path.join(root, "extra", "echo") }] }) }, bin);
+    const report = (p: Probe) => buildStatus({ stack: "s", cluster: null, now: p.now, job: p.job, servers: [], router: null });
+    const long = report(withTasks);
+    // The same job with echo listed at 900 s instead of 12000 s.
+    const short = report({ ...withTasks, job: { ...withTasks.job!, tasks: withTasks.job!.tasks!.map((t) => (t.task === "echo" ? { ...t, agentTimeoutSec: 900, verifierTimeoutSec: 900 } : t)) } });
+    expect(long.eta).not.toBeNull();
+    expect(long.eta!.remainingSec).toBeGreaterThan(short.eta!.remainingSec);
+    // Without the listing (an older probe) the ETA still comes, from what the trials tell.
+    expect(report({ ...withTasks, job: { ...withTasks.job!, tasks: undefined } }).eta).not.toBeNull();
+  });
+});
+
+describe("budgets", () => {
+  it("a running trial: agent timeout, the task's verifier timeout × its multiplier, setup", () => {
+    expect(trialBudgetSec({ dir: "x__1", taskTimeoutSec: 900, verifierTimeoutSec: 1800, agentTimeoutMultiplier: 6, verifierTimeoutMultiplier: 2 })).toBe(5400 + 3600 + ETA_SETUP_ALLOWANCE_SEC);
+    // No verifier timeout read: like the agent's base; the timeout multiplier stands in for missing ones.
+    expect(trialBudgetSec({ dir: "x__1", taskTimeoutSec: 900, timeoutMultiplier: 2 })).toBe(1800 + 1800 + ETA_SETUP_ALLOWANCE_SEC);
+    expect(trialBudgetSec({ dir: "x__1", taskTimeoutSec: null, verifierTimeoutSec: 60 })).toBeNull();
+  });
+
+  it("a task not started yet: its task.toml and the job's config.json, as Harbor will compute it", () => {
+    const t = { task: "bravo", agentTimeoutSec: 3600, verifierTimeoutSec: 1200 };
+    expect(taskBudgetSec(t, { agent_timeout_multiplier: 6 })).toBe(21600 + 1200 + ETA_SETUP_ALLOWANCE_SEC);
+    expect(taskBudgetSec(t, { timeout_multiplier: 2, agents: [{ max_timeout_sec: 1000 }] })).toBe(2000 + 2400 + ETA_SETUP_ALLOWANCE_SEC);
+    expect(taskBudgetSec(t, { agents: [{ override_timeout_sec: 100 }], verifier: { override_timeout_sec: 50 } })).toBe(100 + 50 + ETA_SETUP_ALLOWANCE_SEC);
+    expect(taskBudgetSec({ task: "delta", agentTimeoutSec: null, verifierTimeoutSec: 60 }, null)).toBeNull();
+  });
+});
+
+describe("pendingTrials: Harbor's order", () => {
+  const budget = (task: string) => ({ a: 1, b: 2, c: 3 })[task] ?? null;
+  it("attempt by attempt over the listing; a task's started attempts are not pending again", () => {
+    // a has 2 of 3 attempts started, b 1, c none: round 0 c; round 1 b, c; round 2 a, b, c.
+    expect(pendingTrials(["a", "b", "c"], new Map([["a", 2], ["b", 1]]), 3, 6, budget).map((t) => t.task)).toEqual(["c", "b", "c", "a", "b", "c"]);
+    expect(pendingTrials(["a", "b", "c"], new Map([["a", 2], ["b", 1]]), 3, 2, budget)).toEqual([{ task: "c", budgetSec: 3 }, { task: "b", budgetSec: 2 }]);
+  });
+  it("tasks seen only in trial dirs come after the listing; a short listing is padded with unknown trials", () => {
+    expect(pendingTrials(["b"], new Map([["z", 1]]), 2, 4, budget)).toEqual([{ task: "b", budgetSec: 2 }, { task: "b", budgetSec: 2 }, { task: "z", budgetSec: null }, { budgetSec: null }]);
+  });
+});
+
+describe("estimateRemaining", () => {
+  const finished = Array.from({ length: 10 }, (_, i) => ({ task: `f${i}`, durationSec: 300 + 10 * i, budgetSec: 6600 }));
+  it("a trial running past every finished one in budget units runs to its budget, never past it", () => {
+    // One trial has run 4000 s of a 6600 s budget while the others took ~5 minutes: it times out.
+    const e = estimateRemaining({ concurrency: 4, finished, running: [{ task: "long", elapsedSec: 4000, budgetSec: 6600 }], pending: [] })!;
+    expect(e.remainingSec).toBeCloseTo(2600, 6);
+    expect(e.highSec).toBeLessThanOrEqual(2600 + 1e-6);
+  });
+  it("a pending attempt of a task whose attempt runs long queues as long (attempts of one task behave alike)", () => {
+    const running = [{ task: "long", elapsedSec: 4000, budgetSec: 6600 }];
+    const sibling = estimateRemaining({ concurrency: 1, finished, running, pending: [{ task: "long", budgetSec: 6600 }] })!;
+    const stranger = estimateRemaining({ concurrency: 1, finished, running, pending: [{ task: "other", budgetSec: 6600 }] })!;
+    // One slot: the pending attempt starts when the long one ends and takes a whole timeout too.
+    expect(sibling.remainingSec).toBeGreaterThan(2600 + 5000);
+    expect(stranger.remainingSec).toBeLessThan(2600 + 1000);
+  });
+});
