@@ -1,10 +1,12 @@
-// `reprobench sim up|down|status|network|registry|rehearsal`: the simulated cluster the `local` stack runs on
-// (sim/cluster.ts) and the on-demand rehearsal dataset (sim/rehearsal/prepare.ts).
+// `reprobench sim up|down|status|network|registry|gpus|rehearsal`: the simulated cluster the `local` stack runs
+// on (sim/cluster.ts), its hosts' simulated GPUs (sim/gpus.ts) and the on-demand rehearsal dataset
+// (sim/rehearsal/prepare.ts).
 import { resolve } from "node:path";
 import { command, UsageError } from "./command";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 // The value checks of the arguments (light modules); the cluster code is loaded when the command runs.
+import { type GpuChanges, parseGpuOptions } from "../../sim/gpus";
 import { MAX_HOSTS } from "../../sim/layout";
 import { normalizeConditions, type NetworkConditions } from "../../sim/outside";
 import { QUOTA_MAX, type RegistryQuota } from "../../sim/registry";
@@ -14,23 +16,32 @@ import { MAX_REHEARSAL_TASKS } from "../../sim/rehearsal/tasks";
 const root = resolve(__dirname, "..", "..");
 
 export const sim = command("sim", {
-  summary: "simulated cluster for the local stack: sim up [--hosts N] | down | status | network | registry | rehearsal",
+  summary: "simulated cluster for the local stack: sim up [--hosts N] | down | status | network | registry | gpus | rehearsal",
   define: (cmd) =>
     cmd
-      .usage("up|down|status|network|registry|rehearsal [options]")
-      .argument("<action>", "up, down, status, network, registry or rehearsal")
+      .usage("up|down|status|network|registry|gpus|rehearsal [HOST] [options]")
+      .argument("<action>", "up, down, status, network, registry, gpus or rehearsal")
+      .argument("[host]", "gpus: one host (default: every host)")
       .option("--hosts <n>", "up: number of hosts")
       .option("--take-over", "up: take over a cluster another checkout started")
       .option("--discard-results", "down: do not copy the job results to .sim/results/ first")
       .option("--purge-images", "down: also remove the images and the registry cache")
-      .option("--json", "status, registry --counts: as JSON")
+      .option("--json", "status, registry --counts, gpus: as JSON")
       .option("--latency-ms <n>", "network: added latency")
       .option("--bandwidth-kbps <n>", "network: bandwidth limit")
       .option("--fail-fraction <f>", "network: share of connections that fail")
       .option("--fail-with <kind>", "network: 502, 503, 429 or reset")
       .option("--fail-targets <targets>", "network: only these host:port or http:// URL prefixes may fail ('' = every connection)")
       .option("--seed <n>", "network: the failure sequence's seed; rehearsal: the dataset's seed")
-      .option("--reset", "network, registry: start from the scenario's section")
+      .option("--reset", "network, registry: start from the scenario's section; gpus: the default inventory")
+      .option("--count <n>", "gpus: number of GPUs")
+      .option("--name <s>", "gpus: product name (e.g. 'NVIDIA A100-SXM4-80GB')")
+      .option("--memory-mib <m>", "gpus: memory per GPU")
+      .option("--driver <v>", "gpus: driver version[:CUDA] (e.g. 570.172.08)")
+      .option("--busy <gpu:mib[:process]>", "gpus: a foreign process holding MiB on a GPU (repeatable; MIB 0 frees it)", (v: string, all: string[] = []) => [...all, v])
+      .option("--mig <gpu[:on|off]>", "gpus: MIG mode of a GPU (repeatable)", (v: string, all: string[] = []) => [...all, v])
+      .option("--toolkit <state>", "gpus: present or absent (restarts the host's dockerd, as on a real host)")
+      .option("--fabric-manager <state>", "gpus: running or stopped")
       .option("--anonymous <n>", "registry: anonymous pulls per window")
       .option("--authenticated <n>", "registry: authenticated pulls per window")
       .option("--window <seconds>", "registry: the sliding window")
@@ -87,6 +98,12 @@ export const sim = command("sim", {
       if (notUp) console.error("reprobench sim: note: the simulated cluster is not up; `sim up` starts its registry with these limits");
       return 0;
     }
+    if (parsed.action === "gpus") {
+      const { simGpus } = await import("../../sim/gpus");
+      const report = await simGpus({ root, host: parsed.gpus?.host, changes: parsed.gpus?.changes, json: parsed.json, log: (m) => console.error(m) });
+      console.log(report.text);
+      return 0;
+    }
     if (parsed.action === "rehearsal") {
       let instance;
       try {
@@ -118,7 +135,7 @@ export const sim = command("sim", {
 // The arguments of `reprobench sim …`.
 
 export interface SimArgs {
-  action: "up" | "down" | "status" | "network" | "registry" | "rehearsal";
+  action: "up" | "down" | "status" | "network" | "registry" | "gpus" | "rehearsal";
   /** network: the fields to change (the rest keep their current values). */
   conditions?: Partial<NetworkConditions>;
   /** network/registry --reset: start from the scenario's `network` / `registry` section. */
@@ -130,6 +147,8 @@ export interface SimArgs {
   /** registry --counts: manifest requests per repository:reference and client/account, from the log. */
   counts?: boolean;
   hosts?: number;
+  /** gpus: the host (all when absent) and the inventory changes (none: print only). */
+  gpus?: { host?: string; changes: GpuChanges };
   /** rehearsal: the dataset's task count and seed, and which instance (by name) to publish it on. */
   rehearsal?: { tasks?: number; seed?: number; instance?: string };
   /** up: take over a cluster another checkout started (its job results are copied here first). */
@@ -167,6 +186,14 @@ export const SIM_USAGE = [
   "                                                forget the pulls counted so far; --counts: manifest GETs,",
   "                                                HEADs and 429s per repository:reference and client/user",
   "                                                since the last clear, from the gate's request log",
+  "       reprobench sim gpus [HOST] [--count N] [--name S] [--memory-mib M] [--driver V[:CUDA]]",
+  "                           [--busy GPU:MIB[:PROCESS]]… [--mig GPU[:on|off]]… [--toolkit present|absent]",
+  "                           [--fabric-manager running|stopped] [--reset] [--json]",
+  "                                                change and print a host's simulated GPUs (every host",
+  "                                                without HOST); new containers and the host's nvidia-smi",
+  "                                                see a change at once; --toolkit restarts that host's",
+  "                                                dockerd (its containers stop; those with a restart policy",
+  "                                                come back); --busy starts a real process on the host",
   `       reprobench sim rehearsal [--tasks N] [--seed S] [--instance NAME]`,
   "                                                generate the rehearsal dataset (seed 000's run in",
   `                                                miniature: 89 tasks unless --tasks, 1 to ${MAX_REHEARSAL_TASKS}; seed 0),`,
@@ -191,7 +218,39 @@ const NETWORK_FLAGS: Record<string, keyof NetworkConditions> = {
   "--seed": "seed",
 };
 
-const SIM_ACTIONS: readonly SimArgs["action"][] = ["up", "down", "status", "network", "registry", "rehearsal"];
+const SIM_ACTIONS: readonly SimArgs["action"][] = ["up", "down", "status", "network", "registry", "gpus", "rehearsal"];
+// sim gpus: flag → its SimGpusCliValues key, and whether it repeats.
+const GPU_FLAGS: Record<string, { key: "count" | "name" | "memoryMib" | "driver" | "busy" | "mig" | "toolkit" | "fabricManager"; repeats?: true }> = {
+  "--count": { key: "count" },
+  "--name": { key: "name" },
+  "--memory-mib": { key: "memoryMib" },
+  "--driver": { key: "driver" },
+  "--busy": { key: "busy", repeats: true },
+  "--mig": { key: "mig", repeats: true },
+  "--toolkit": { key: "toolkit" },
+  "--fabric-manager": { key: "fabricManager" },
+};
+
+/** `sim gpus [HOST] …`: its own flags; --reset and --json as the other actions spell them. */
+function parseGpuArgs(rest: string[], out: SimArgs): SimArgs {
+  const values: Record<string, string | string[] | boolean> = {};
+  let host: string | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i];
+    const flag = arg.split("=")[0];
+    if (arg === "--reset") values.reset = true;
+    else if (arg === "--json") out.json = true;
+    else if (flag in GPU_FLAGS) {
+      const value = arg.includes("=") ? arg.slice(flag.length + 1) : rest[++i];
+      if (value === undefined) throw new Error(`${flag}: missing value`);
+      const { key, repeats } = GPU_FLAGS[flag];
+      values[key] = repeats ? [...((values[key] as string[] | undefined) ?? []), value] : value;
+    } else if (!arg.startsWith("-") && host === undefined) host = arg;
+    else throw new Error(`unknown argument '${arg}' for 'sim gpus'`);
+  }
+  out.gpus = { host, changes: parseGpuOptions(values) };
+  return out;
+}
 const REHEARSAL_FLAGS = ["--tasks", "--seed", "--instance"] as const;
 
 /** `--fail-targets a,b`: the list ('' clears it: every connection may fail again). */
@@ -210,6 +269,7 @@ export function parseSimArgs(args: string[]): SimArgs {
     throw new Error(action === undefined ? `missing subcommand; ${expected}` : `unknown subcommand '${action}'; ${expected}`);
   }
   const out: SimArgs = { action: action as SimArgs["action"], takeOver: false, discardResults: false, purgeImages: false, json: false };
+  if (out.action === "gpus") return parseGpuArgs(rest, out);
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     const flag = arg.split("=")[0];

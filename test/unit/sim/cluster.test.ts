@@ -202,7 +202,7 @@ describe("parseSimArgs", () => {
 
   it("names the bad argument", () => {
     expect(() => parseSimArgs([])).toThrow(/missing subcommand/);
-    expect(() => parseSimArgs(["start"])).toThrow(/unknown subcommand 'start'; expected up, down, status, network, registry or rehearsal/);
+    expect(() => parseSimArgs(["start"])).toThrow(/unknown subcommand 'start'; expected up, down, status, network, registry, gpus or rehearsal/);
     expect(() => parseSimArgs(["rehearsal", "--tasks", "0"])).toThrow(/--tasks: got '0'; expected an integer from 1 to 400/);
     expect(() => parseSimArgs(["rehearsal", "--tasks", "abc"])).toThrow(/--tasks: got 'abc'; expected an integer from 1 to 400/);
     expect(() => parseSimArgs(["rehearsal", "--tasks", "401"])).toThrow(/--tasks: got '401'/);
@@ -225,6 +225,29 @@ describe("parseSimArgs", () => {
     expect(() => parseSimArgs(["up", "--hosts", "0"])).toThrow(/--hosts: got '0'/);
     expect(() => parseSimArgs(["down", "--hosts", "2"])).toThrow(/--hosts is not an option of 'sim down'/);
     expect(() => parseSimArgs(["up", "--force"])).toThrow(/unknown argument '--force'/);
+  });
+
+  it("sim gpus: a host, the inventory changes (repeatable --busy and --mig), --reset and --json; the others' flags refused", () => {
+    expect(parseSimArgs(["gpus"])).toMatchObject({ action: "gpus", gpus: { host: undefined, changes: {} }, json: false });
+    const one = parseSimArgs(["gpus", "worker-a", "--busy", "3:10240:python3", "--busy=5:0", "--mig", "1", "--toolkit", "absent", "--driver", "570.172.08", "--json"]);
+    expect(one.gpus?.host).toBe("worker-a");
+    expect(one.json).toBe(true);
+    expect(one.gpus?.changes).toMatchObject({
+      busy: [
+        { gpu: 3, mib: 10240, process: "python3" },
+        { gpu: 5, mib: 0 },
+      ],
+      mig: [{ gpu: 1, enabled: true }],
+      toolkit: false,
+      driver: { version: "570.172.08" },
+    });
+    expect(parseSimArgs(["gpus", "--count", "4", "--fabric-manager", "stopped", "--reset"]).gpus?.changes).toEqual({ reset: true, count: 4, fabricManager: "stopped" });
+    expect(() => parseSimArgs(["gpus", "--busy", "3"])).toThrow(/--busy: got '3'; expected GPU:MIB\[:PROCESS\]/);
+    expect(() => parseSimArgs(["gpus", "--toolkit", "gone"])).toThrow(/--toolkit: got 'gone'; expected present or absent/);
+    expect(() => parseSimArgs(["gpus", "--count"])).toThrow(/--count: missing value/);
+    expect(() => parseSimArgs(["gpus", "worker-a", "worker-b"])).toThrow(/unknown argument 'worker-b' for 'sim gpus'/);
+    expect(() => parseSimArgs(["gpus", "--hosts", "2"])).toThrow(/unknown argument '--hosts' for 'sim gpus'/);
+    expect(() => parseSimArgs(["up", "worker-a"])).toThrow(/unknown argument 'worker-a' for 'sim up'/);
   });
 });
 
