@@ -122,6 +122,8 @@ describe("SGLang double: a start that works reports its memory like SGLang", () 
 
   it("tp 4 x dp 2 on 8 x A100-40GB: KV pool from the formula, the --gpus request and visible GPUs in /server_info", async () => {
     const d = await start(healthy);
+    // JSON as the server (or the generator) answers it, read field by field.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const info = (await (await fetch(`${d.url}/server_info`)).json()) as Record<string, any>;
     // pre = (40960 - 624 reserved - 920 context) MiB = 38.49 GiB; rest = post - pre * (1 - 0.9) = 23.24 - 3.85 GiB; cell = 2 KV heads * 256 * 64 layers * 2 B = 65536 B.
     expect(info.max_total_num_tokens).toBe(Math.floor(((38.4921875 - 65524246528 / 4 / 2 ** 30) - 38.4921875 * (1 - 0.9)) * 2 ** 30 / 65536));
@@ -138,6 +140,8 @@ describe("SGLang double: a start that works reports its memory like SGLang", () 
 
   it("a missing shard is served silently, and every answer is garbage", async () => {
     const d = await start(modelDir("missing-shard"));
+    // JSON as the server (or the generator) answers it, read field by field.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const info = (await (await fetch(`${d.url}/server_info`)).json()) as Record<string, any>;
     expect(info.double.garbage_weights).toBe(true);
     expect(d.process.logs).not.toMatch(/missing|Error/);

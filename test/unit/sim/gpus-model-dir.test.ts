@@ -16,6 +16,8 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 function gen(args: string[]) {
   const r = spawnSync("python3", [generator, ...args], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(r.stderr);
+  // JSON as the server (or the generator) answers it, read field by field.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return JSON.parse(r.stdout) as Record<string, any>;
 }
 /** 8 + N + max(data_offsets end): what every loader requires the file size to be. */
