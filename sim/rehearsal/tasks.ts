@@ -84,9 +84,13 @@ export const VERIFIER_SLEEP_FACTOR = 10;
 /** The agent-timeout behaviours wait with `sleep N` of this many seconds per turn (and that duration). */
 export const WAIT_COMMAND_SECONDS = 5;
 /** The overthinking behaviour: every reply takes this long and thinks this many tokens. */
-// Three replies of 19 s (~57 s, plus the commands) sit on the 900 s tier (15 s scaled) between its ×3
-// budget (45 s) and its ×6 budget (90 s): the timeout seed 000 saw at 3× and cured with 6× (issue 33's study).
-export const OVERTHINK_DELAY_SECONDS = 19;
+/**
+ * The overthinking behaviour sits on the 1800 s tier (30 s scaled) and writes its answer with its second
+ * reply, of three: at ×3 (90 s) the budget ends before that (2 × 50 s), at ×6 (180 s) all three fit
+ * (150 s) — the timeout seed 000 saw at 3× and cured with 6× (issue 33's 3× vs 6× study).
+ */
+export const OVERTHINK_TIER_SEC = 1800;
+export const OVERTHINK_DELAY_SECONDS = 50;
 export const OVERTHINK_REASONING_TOKENS = 6000;
 
 export type ExpectedException = null | "AgentTimeoutError" | "VerifierTimeoutError" | "RuntimeError";
@@ -295,11 +299,17 @@ export function rehearsalTasks(opts: { count?: number; seed?: number } = {}): Re
     const fallback = agentPool.reduce((best, v, j) => (v <= want && (best < 0 || v > agentPool[best]) ? j : best), -1);
     return agentPool.splice(at >= 0 ? at : fallback >= 0 ? fallback : 0, 1)[0];
   };
+  // The overthinking tasks first, on their tier or the nearest longer one: a shorter budget would end them
+  // at ×6 too (its answer would then count, its ground truth not).
+  behaviours.forEach((b, i) => {
+    if (b !== "overthinks") return;
+    const at = agentPool.reduce((best, v, j) => (v >= OVERTHINK_TIER_SEC && (best < 0 || v < agentPool[best]) ? j : best), -1);
+    agentTimeouts.set(i, at >= 0 ? agentPool.splice(at, 1)[0] : take(OVERTHINK_TIER_SEC));
+  });
   const timingOut = behaviours.flatMap((b, i) => (b === "agent-timeout" || b === "agent-timeout-solved" ? [i] : []));
   timingOut.forEach((taskIndex, n) => agentTimeouts.set(taskIndex, take(n === timingOut.length - 1 && timingOut.length > 1 ? 2 * TIMING_OUT_TIER_SEC : TIMING_OUT_TIER_SEC)));
   behaviours.forEach((b, i) => {
-    // overthinks too: its slow replies fit ×6 of this tier but not ×3 (OVERTHINK_DELAY_SECONDS).
-    if (b === "verifier-timeout" || b === "overthinks") agentTimeouts.set(i, take(TIMING_OUT_TIER_SEC));
+    if (b === "verifier-timeout") agentTimeouts.set(i, take(TIMING_OUT_TIER_SEC));
   });
   const rest = shuffled(agentPool, random);
   behaviours.forEach((_, i) => {

@@ -60,6 +60,15 @@ describe("environments", () => {
     expect(problemsOf({ ...raw, environment: "sim", modelServer: { gpus: "none" } })).toEqual([]);
     expect(problemsOf({ ...raw, environment: "real", modelServer: { gpus: "none" } }).map((p) => p.key)).toContain("reprobench:hosts[0].gpus");
   });
+
+  it("sim with GPUs asks the hosts for tp×dp of them, as real hosts", () => {
+    const raw = minimalRealConfig();
+    expect(problemsOf({ ...raw, environment: "sim" })).toEqual([]);
+    for (const h of raw.hosts as { gpus: number }[]) h.gpus = 4;
+    const few = problemsOf({ ...raw, environment: "sim", modelServer: { tp: 4, dp: 2 } });
+    expect(few.map((p) => p.key)).toContain("reprobench:hosts[0].gpus");
+    expect(few.map((p) => p.message).join("\n")).toMatch(/got 4; expected at least tp×dp = 4×2 = 8 GPUs on worker worker-a \(environment sim\)/);
+  });
 });
 
 describe("problem reporting", () => {

@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scanText } from "../../../results/taxonomy";
 import { rehearsalTaskFiles } from "../../../sim/rehearsal/dataset";
-import { OVERTHINK_DELAY_SECONDS, OVERTHINK_REASONING_TOKENS, REHEARSAL_BEHAVIOURS, rehearsalDownloadText, rehearsalMarker, rehearsalTasks, VERIFIER_SLEEP_FACTOR, WAIT_COMMAND_SECONDS, type RehearsalBehaviour, type RehearsalTask } from "../../../sim/rehearsal/tasks";
+import { OVERTHINK_DELAY_SECONDS, OVERTHINK_REASONING_TOKENS, OVERTHINK_TIER_SEC, REHEARSAL_BEHAVIOURS, TIMEOUT_SCALE, rehearsalDownloadText, rehearsalMarker, rehearsalTasks, VERIFIER_SLEEP_FACTOR, WAIT_COMMAND_SECONDS, type RehearsalBehaviour, type RehearsalTask } from "../../../sim/rehearsal/tasks";
 import { chat, firstMessage, scenariosDir, seed000WorkerFlags, startDouble, waitReady, type RunningDouble } from "./harness";
 
 interface Command {
@@ -80,17 +80,21 @@ describe("rehearsal rules in sim-default.json", () => {
     }
   });
 
-  it("overthinks: the solving turns, each delayed and thinking long", () => {
+  it("overthinks: looks first, writes the answer with its second reply, each reply delayed and thinking long", () => {
     const solves = rules.find((r) => r.name === "terminus-rehearsal-solves")!;
     const slow = rules.find((r) => r.name === "terminus-rehearsal-overthinks")!;
     expect(slow.delay_seconds).toBe(OVERTHINK_DELAY_SECONDS);
-    expect(slow.turns!.map((t) => t.json)).toEqual(solves.turns!.map((t) => t.json));
     expect(slow.turns!.every((t) => t.reasoning_tokens === OVERTHINK_REASONING_TOKENS)).toBe(true);
-    // On the 900 s tier (15 s scaled) the replies alone outlive the ×3 budget (45 s) and leave the ×6 one
-    // (90 s) a margin for the commands and Terminus-2's own work: the 3× vs 6× study's flip.
-    const replies = slow.turns!.length * OVERTHINK_DELAY_SECONDS;
-    expect(replies).toBeGreaterThan(15 * 3);
-    expect(replies).toBeLessThan(15 * 6 - 20);
+    const writes = (t: { json: TerminusReply }) => t.json.commands.some((c) => c.keystrokes.includes("> /app/answer.txt"));
+    // The first reply writes nothing; the second writes what solves writes and marks the task complete; the third confirms.
+    expect(slow.turns!.map(writes)).toEqual([false, true, false]);
+    expect(slow.turns![1].json.commands).toEqual(solves.turns![0].json.commands);
+    expect(slow.turns!.map((t) => t.json.task_complete)).toEqual([false, true, true]);
+    // On its tier (30 s scaled): the ×3 budget ends before the second reply, the ×6 one holds all three
+    // with a margin for the commands and Terminus-2's own work — the 3× vs 6× study's flip.
+    const tier = OVERTHINK_TIER_SEC * TIMEOUT_SCALE;
+    expect(2 * OVERTHINK_DELAY_SECONDS).toBeGreaterThan(3 * tier);
+    expect(slow.turns!.length * OVERTHINK_DELAY_SECONDS).toBeLessThan(6 * tier - 20);
   });
 });
 
@@ -250,6 +254,7 @@ describe("scripted-model replay of the rehearsal behaviours", () => {
     expect(seconds).toBeGreaterThanOrEqual(OVERTHINK_DELAY_SECONDS);
     const message = firstMessage(reply.json);
     expect((message.reasoning_content ?? "").split(/\s+/).filter(Boolean).length).toBe(OVERTHINK_REASONING_TOKENS);
-    expect((JSON.parse(message.content) as TerminusReply).commands[0].keystrokes).toContain("/app/answer.txt");
-  }, 60_000);
+    // The first reply only looks (the answer comes with the second).
+    expect((JSON.parse(message.content) as TerminusReply).commands[0].keystrokes).toBe("cat /app/input.txt\n");
+  }, 90_000);
 });

@@ -98,9 +98,10 @@ describe("rehearsalTasks", () => {
       [15, 15],
       [15, 15],
     ]);
-    // The overthinking tasks too: their replies outlive ×3 of 15 s and fit ×6 (the 3× vs 6× study's flip).
-    expect(tasks.filter((t) => t.behaviour === "overthinks").map((t) => t.agentTimeoutSec)).toEqual([15, 15]);
-    for (const count of [8, 12]) expect(rehearsalTasks({ count, seed: 0 }).filter((t) => t.behaviour === "overthinks").map((t) => t.agentTimeoutSec), `${count} tasks`).toEqual([15]);
+    // The overthinking tasks on 1800 s (30 s scaled), whose ×3 ends before their answer and ×6 holds them
+    // (the 3× vs 6× study's flip), also in a small dataset.
+    expect(tasks.filter((t) => t.behaviour === "overthinks").map((t) => t.agentTimeoutSec)).toEqual([30, 30]);
+    for (const count of [8, 12, 20]) expect(rehearsalTasks({ count, seed: 0 }).filter((t) => t.behaviour === "overthinks").map((t) => t.agentTimeoutSec), `${count} tasks`).toEqual([30]);
     // The longest budget a timing-out trial waits out under seed 000's 6x.
     expect(Math.max(...timingOut) * SEED000_MULTIPLIERS.agentTimeout).toBe(180);
   });
