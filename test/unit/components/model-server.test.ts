@@ -87,10 +87,11 @@ describe("workerContainerSpec", () => {
     expect(s.user).toBe("ssh-user");
   });
 
-  it("local (sim): no GPUs requested, the placeholder model mounted read-only", () => {
+  it("local (sim): every GPU requested and the weights mounted read-only where a100 has them", () => {
     const spec = workerContainerSpec(workerSettings(stack("local"), "worker-a"));
-    expect(spec).not.toHaveProperty("gpus");
-    expect(spec.mounts).toEqual([{ type: "bind", source: "/var/lib/reprobench/models/sim-placeholder", target: "/models/Qwen3.8-27B", readOnly: true }]);
+    expect(spec.gpus).toBe("all");
+    expect(spec.mounts).toEqual([{ type: "bind", source: "/var/lib/reprobench/models/Qwen3.8-27B", target: "/models/Qwen3.8-27B", readOnly: true }]);
+    expect(spec.mounts).toEqual(workerContainerSpec(workerSettings(stack("a100"), "worker-a")).mounts);
   });
 
   it("renders {soft, hard} ulimits, the shm size in MiB, other ipc modes, and an env map in order", () => {

@@ -91,7 +91,7 @@ describe("routerContainerSpec", () => {
 
   it("mountModel: false drops the volume; the mount follows sglang.modelPath/modelMountPath", () => {
     expect(specOf(stack("a100", (raw) => merge(raw, "router", { mountModel: false }))).mounts).toEqual([]);
-    expect(specOf(stack("local")).mounts).toEqual([{ type: "bind", source: "/var/lib/reprobench/models/sim-placeholder", target: "/models/Qwen3.8-27B", readOnly: true }]);
+    expect(specOf(stack("local")).mounts).toEqual([{ type: "bind", source: "/var/lib/reprobench/models/Qwen3.8-27B", target: "/models/Qwen3.8-27B", readOnly: true }]);
     expect(specOf(stack("a100", (raw) => merge(raw, "modelServer", { modelPath: "/data/m", modelMountPath: "/m" }))).mounts).toEqual([{ type: "bind", source: "/data/m", target: "/m", readOnly: true }]);
   });
 

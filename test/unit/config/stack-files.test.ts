@@ -117,18 +117,18 @@ describe("stack files", () => {
         name: "worker-a",
         ssh: { host: "127.0.0.1", port: 2201, user: "bench", sudo: true, hostKeyFile: ".sim/hosts/worker-a/ssh_host_ed25519_key.pub", privateKeyFile: ".sim/id_ed25519" },
         privateIp: "172.31.250.11",
-        gpus: 0,
+        gpus: 8,
         roles: ["worker"],
       },
       {
         name: "worker-b",
         ssh: { host: "127.0.0.1", port: 2202, user: "root", sudo: false, hostKeyFile: ".sim/hosts/worker-b/ssh_host_ed25519_key.pub", privateKeyFile: ".sim/id_ed25519" },
         privateIp: "172.31.250.12",
-        gpus: 0,
+        gpus: 8,
         roles: ["worker", "router", "runner"],
       },
     ]);
-    expect(c.modelServer).toMatchObject({ image: "registry.sim:5000/reprobench/sglang-double:latest", gpus: "none", tp: 4, dp: 2 });
+    expect(c.modelServer).toMatchObject({ image: "registry.sim:5000/reprobench/sglang-double:latest", gpus: "all", tp: 4, dp: 2 });
     expect(c.router.image).toBe(c.modelServer.image);
     expect(c.harbor).toMatchObject({ datasetRepo: "http://git.sim/terminal-bench-sim.git", expectedTaskCount: 3, jobsDir: "/var/lib/reprobench/jobs", indexUrl: "http://pypi.sim/simple/", pipFindLinks: null });
     // The local file needs no encrypted secrets at all: keys and worker-a's proxy URL come from .sim/, the

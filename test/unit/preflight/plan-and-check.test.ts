@@ -1,4 +1,4 @@
-// The preflight's parsers on recorded outputs, today's `local` stack (gpus none, a tokenizer-only
+// The preflight's parsers on recorded outputs, a sim stack without GPUs (gpus none, a tokenizer-only
 // placeholder) passing, the ports check telling ours from others', and `reprobench check`'s report.
 import { mkdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
@@ -13,7 +13,10 @@ import { PROXY_BRIDGE_UNIT } from "../../../components/proxy-bridge";
 import { HostDouble } from "./host-double";
 
 const REPO = path.resolve(__dirname, "../../..");
-const local = checkStackFile(path.join(REPO, "Pulumi.local.yaml")).config!;
+const localWithGpus = checkStackFile(path.join(REPO, "Pulumi.local.yaml")).config!;
+// The local stack as it ran before its hosts had simulated GPUs (still a valid sim config): no --gpus.
+const local = structuredClone(localWithGpus);
+local.modelServer.gpus = "none";
 
 describe("parsers of the real tools' outputs", () => {
   it("nvidia-smi --query-gpu (nounits; [N/A] fields) and --query-compute-apps", () => {
@@ -48,7 +51,11 @@ let host: HostDouble;
 beforeEach(() => (host = new HostDouble()));
 afterEach(() => host.cleanup());
 
-describe("today's local stack (modelServer.gpus: none, a tokenizer-only placeholder)", () => {
+describe("a sim stack without GPUs (modelServer.gpus: none, a tokenizer-only placeholder)", () => {
+  it("the tracked local stack asks for every GPU, as a100: the GPU checks run there", () => {
+    expect(preflightEnv(hostPlan(localWithGpus, "worker-a")).CHECK_GPUS).toBe("1");
+  });
+
   it("skips the GPU checks and takes the placeholder for one; tools and ports still apply", () => {
     const base = hostPlan(local, "worker-b");
     const dir = path.join(host.dir, "sim-placeholder");
