@@ -32,6 +32,10 @@ export const STOPPING_OPS: ReadonlySet<string> = new Set(["delete", "replace", "
 const CHECKED_COMMAND = "pulumi-nodejs:dynamic:Resource";
 /** The job's CheckedCommand is `${run}-harbor` under the BenchmarkRun (components/benchmark-run.ts). */
 const JOB_SUFFIX = "-harbor";
+/** Its name is the JobName `${run}-job-name`: a new name means a new job. */
+const JOB_NAME_SUFFIX = "-job-name";
+/** Steps that give a resource new outputs (a JobName's: a new job name). */
+const CHANGING_OPS: ReadonlySet<string> = new Set(["update", ...STOPPING_OPS]);
 const CONTAINER = "docker:index/container:Container";
 /** The components whose container is a model server (SglangWorker: ModelServer's former type). */
 const SERVER_COMPONENTS = ["reprobench:cluster:ModelServer", "reprobench:cluster:SglangWorker", "reprobench:cluster:SglangRouter"];
@@ -48,11 +52,19 @@ export function parseUrn(urn: string): { types: string[]; name: string } {
 export function whatWouldStop(steps: readonly PreviewStep[]): Stopping {
   const out: Stopping = { jobs: [], servers: [] };
   const seen = new Set<string>();
+  // An update of the job resource runs the launch again (components/scripts/harbor-launch.sh): under the
+  // same job name it leaves a running job alone, under a new one it stops it and starts the new job. The
+  // name changes when its JobName does, in the same run.
+  const renamed = new Set(
+    steps.filter((s) => CHANGING_OPS.has(s.op) && parseUrn(s.urn).name.endsWith(JOB_NAME_SUFFIX)).map((s) => parseUrn(s.urn).name.slice(0, -JOB_NAME_SUFFIX.length)),
+  );
   for (const step of steps) {
-    if (!STOPPING_OPS.has(step.op) || seen.has(step.urn)) continue;
+    if (seen.has(step.urn)) continue;
     const { types, name } = parseUrn(step.urn);
     const type = step.type ?? types[types.length - 1];
     const item = { urn: step.urn, name, op: step.op };
+    const relaunch = step.op === "update" && type === CHECKED_COMMAND && name.endsWith(JOB_SUFFIX) && renamed.has(name.slice(0, -JOB_SUFFIX.length));
+    if (!STOPPING_OPS.has(step.op) && !relaunch) continue;
     if (type === CHECKED_COMMAND && name.endsWith(JOB_SUFFIX)) {
       out.jobs.push(item);
       seen.add(step.urn);
@@ -71,7 +83,7 @@ export function destroySteps(resources: readonly { urn?: string; type?: string }
 
 export const nothingStops = (s: Stopping): boolean => s.jobs.length === 0 && s.servers.length === 0;
 
-const verb = (op: string) => (op === "delete" || op === "discard" ? "deleted" : "replaced");
+const verb = (op: string) => (op === "delete" || op === "discard" ? "deleted" : op === "update" ? "updated under a new job name" : "replaced");
 
 /** What the operation would stop, for the user. */
 export function describeStopping(s: Stopping, o: { op: "up" | "down"; stack: string; jobName?: string }): string {

@@ -52,6 +52,18 @@ describe("whatWouldStop", () => {
     expect(s.jobs).toEqual([]);
   });
 
+  it("an update of the job resource stops the job when its JobName changes in the same run (a new job); alone it does not", () => {
+    const jobNameUrn = jobUrn.replace(/::run-harbor$/, "::run-job-name");
+    const renamed = whatWouldStop([
+      { op: "replace", urn: jobNameUrn },
+      { op: "update", urn: jobUrn },
+    ]);
+    expect(renamed.jobs).toEqual([{ urn: jobUrn, name: "run-harbor", op: "update" }]);
+    expect(whatWouldStop([{ op: "update", urn: jobNameUrn }, { op: "update", urn: jobUrn }]).jobs.map((j) => j.op)).toEqual(["update"]);
+    // Another run's name changing says nothing about this job.
+    expect(whatWouldStop([{ op: "replace", urn: jobNameUrn.replace("::run-job-name", "::other-job-name") }, { op: "update", urn: jobUrn }]).jobs).toEqual([]);
+  });
+
   it("updates, creates and unchanged resources stop nothing; a CheckedCommand of another role is no job", () => {
     const s = whatWouldStop([
       { op: "update", urn: jobUrn },
