@@ -1,7 +1,8 @@
 // `bin/reprobench compare` as a subprocess on Node alone (no Pulumi toolchain): --json on two generated
 // jobs with --html, a refusal and a missing dir; the other usage errors and a multi-pass side in-process.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { compare } from "../../../cli/commands/compare";
@@ -24,7 +25,8 @@ beforeAll(() => {
   mkdirSync(cache);
   ({ a, b } = writeCompareJobs(join(root, "jobs")));
 }, 120_000);
-afterAll(() => rmSync(root, { recursive: true, force: true }), 60_000);
+// Two 89 × 5 job trees: removed without blocking the worker, with room for a loaded disk.
+afterAll(() => rm(root, { recursive: true, force: true }), 300_000);
 afterEach(() => vi.restoreAllMocks());
 
 /** Runs the command in-process; returns its exit code and what it printed. */

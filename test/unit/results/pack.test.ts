@@ -25,7 +25,8 @@ beforeAll(() => {
   metadataFile = path.join(root, "metadata.yaml");
   fs.writeFileSync(metadataFile, METADATA_YAML);
 });
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }), 60_000);
+// Thousands of trial files: removed without blocking the worker (Vitest answers its RPCs meanwhile), with room for a loaded disk.
+afterAll(() => fs.promises.rm(root, { recursive: true, force: true }), 300_000);
 
 const packOpts = (jobDirs: string[], out: string) => ({ jobDirs, out, agent: "Terminus-2", model: "Qwen3.8-27B", metadataFile });
 /** Everything under a folder, relative, sorted. */
