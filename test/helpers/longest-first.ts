@@ -12,6 +12,7 @@ export const EXPECTED_SECONDS: Readonly<Record<string, number>> = {
   "test/integration/rehearsal.test.ts": 936,
   "test/integration/stacks.test.ts": 770,
   "test/integration/profiles-run.test.ts": 695,
+  "test/integration/user-path.test.ts": 590,
   "test/integration/nonroot.test.ts": 581,
   "test/integration/status.test.ts": 511,
   "test/integration/run.test.ts": 498,

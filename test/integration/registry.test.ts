@@ -11,6 +11,7 @@ import { registryRequests, setRegistryQuota } from "../../sim/settings";
 import { simDown, simUp } from "../../sim/cluster";
 import { mustRun, run } from "../../sim/exec";
 import { getsPerRepository, pushTinyImages, removeImages, runPrepull } from "../helpers/prepull";
+import { waitForSlot } from "../helpers/shared-slot";
 
 const root = resolve(__dirname, "..", "..");
 const instance = { name: "registry", slot: 9 };
@@ -25,6 +26,8 @@ const requestsSince = (t: string) => registryRequests({ root, instance }).filter
 
 beforeAll(async () => {
   try {
+    // The user-path suite shares the slot: never at the same time.
+    await waitForSlot(instance);
     ({ plan } = await simUp({ root, instance, hosts: 1, log }));
     host = plan.hosts[0];
     images = await pushTinyImages(plan, "quota", 6);
