@@ -68,6 +68,8 @@ export function clusterMockState(datasetCount: number): MockState {
       "-dataset": JSON.stringify({ identity: "7131e43", count: datasetCount, tasksDir: "/t", taskTomls: { "a/task.toml": '[environment]\ndocker_image = "x/a:1"\n' } }),
       "-pull": JSON.stringify({ ready: 1, total: 1, images: { "x/a:1": "sha256:1" } }),
       "-harbor": JSON.stringify({ jobName: "j", jobDir: "/d", log: "/l", unit: "u", pid: 1, state: "running", result: null }),
+      // Before "-facts" (the host facts'): a worker preflight's record, a host that reported nothing to judge.
+      "-preflight-facts": JSON.stringify({ host: name.replace(/-sglang-preflight-facts$/, ""), hostname: name, containerUser: "0:0", tools: {}, own: { containers: [], pids: [] }, ports: { state: "ok", listeners: [] }, gpus: null, toolkit: null, cudaProbe: null, weights: null }),
       "-facts": JSON.stringify({ user: "root", uid: 0, gid: 0, hostname: name, dockerEngine: "27.5.1", owner: null }),
       "-sglang-ready": '{"served_model_name":"Qwen/Qwen3.8-27B"}',
     };

@@ -18,7 +18,9 @@ import * as path from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simDown, simUp } from "../../sim/cluster";
-import { run } from "../../sim/exec";
+import { mustRun, run } from "../../sim/exec";
+import { parseBusy, simGpus } from "../../sim/gpus";
+import { ensureModelDirs, SIM_MODEL_DIR } from "../../sim/model-dir";
 import { type ClusterPlan, type SimInstance } from "../../sim/layout";
 import { ForeignInstanceError } from "../../sim/ownership";
 import { sshRun } from "../../sim/ssh";
@@ -151,6 +153,35 @@ describe("the README's real-host path through bin/reprobench (sim hosts as real 
     expect(r.stdout).toMatch(/^worker-a \(worker\): ready$/m);
     expect(r.stdout).toMatch(/^worker-b \(worker, router, runner\): ready$/m);
     expect(r.stdout).toContain("stack a100: every host is ready");
+  });
+
+  it("4b. check names what the hosts get wrong — a foreign process on a GPU, a truncated shard — in seconds, and passes once it is gone", async () => {
+    // The faults as the hardware would have them (the sim's own tools, not the user's path), then `check` as typed.
+    await simGpus({ root: repoRoot, instance, host: "worker-a", changes: { busy: [parseBusy("3:10240:python3")] } });
+    try {
+      const r = await rb(["check", "--stack", "a100"]);
+      expectExit(r, 1);
+      expect(r.stdout).toMatch(/^worker-a \(worker\): NOT READY$/m);
+      expect(r.stdout).toMatch(/GPU 3 \(GPU-[0-9a-f-]+\): pid \d+ \(python3\) holds 10240 MiB; it is not this stack's server/);
+      expect(r.stdout).toMatch(/^worker-b \(worker, router, runner\): ready$/m);
+    } finally {
+      await simGpus({ root: repoRoot, instance, host: "worker-a", changes: { reset: true } });
+    }
+    const host = plan!.hosts.find((h) => h.name === "worker-b")!;
+    const generator = fs.readFileSync(path.join(repoRoot, "sim", "models", "hf_model.py"));
+    await mustRun(["docker", "exec", "-i", host.container, "python3", "-", "fault", "--dir", SIM_MODEL_DIR, "truncate-shard"], { input: generator, timeoutMs: 60_000 });
+    try {
+      const r = await rb(["check", "--stack", "a100"]);
+      expectExit(r, 1);
+      expect(r.stdout).toMatch(/^worker-b \(worker, router, runner\): NOT READY$/m);
+      expect(r.stdout).toMatch(/model-00001-of-00017\.safetensors: is \d+ bytes, its header implies \d+ .*MetadataIncompleteBuffer/);
+    } finally {
+      await mustRun(["docker", "exec", host.container, "rm", "-rf", SIM_MODEL_DIR], { timeoutMs: 60_000 });
+      await ensureModelDirs(repoRoot, host);
+    }
+    const again = await rb(["check", "--stack", "a100"]);
+    expectExit(again, 0);
+    expect(again.stdout).toContain("stack a100: every host is ready");
   });
 
   it("5. up --stack a100: the cluster converges; status shows both servers and the router", async () => {
