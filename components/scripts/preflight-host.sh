@@ -138,7 +138,12 @@ if [ "$CHECK_GPUS" = 1 ]; then
   fi
   if command -v systemctl >/dev/null; then
     fm=$(systemctl is-active nvidia-fabricmanager 2>/dev/null || true)
-    if [ "$fm" != active ] && ! systemctl list-unit-files nvidia-fabricmanager.service 2>/dev/null | grep -q nvidia-fabricmanager; then fm=not-installed; fi
+    # Read whole, not piped into grep -q: under pipefail systemctl's SIGPIPE would fail the pipeline and
+    # call an installed unit missing.
+    if [ "$fm" != active ]; then
+      fm_units=$(systemctl list-unit-files nvidia-fabricmanager.service 2>/dev/null || true)
+      case "$fm_units" in *nvidia-fabricmanager.service*) ;; *) fm=not-installed ;; esac
+    fi
   fi
   # moby registers --gpus when nvidia-container-runtime-hook is on dockerd's PATH (reference 2c): where it is.
   hooks=()
