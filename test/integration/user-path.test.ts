@@ -238,6 +238,33 @@ describe("the README's real-host path through bin/reprobench (sim hosts as real 
     expect((await onHost("worker-b", `test -f /var/lib/reprobench/jobs/${job}/result.json && jq -r 'if .finished_at then "finished" else "running" end' /var/lib/reprobench/jobs/${job}/result.json || echo running`)).trim()).toBe("running");
   });
 
+  it("7b. the same up on a terminal asks, and the answer no applies nothing; with --yes it proceeds: the old job stops, a new one starts", async () => {
+    const file = path.join(user!.dir, "Pulumi.lb.yaml");
+    const before = fs.readFileSync(file, "utf8");
+    fs.writeFileSync(file, before.replace(/nConcurrentTrials: 3/, "nConcurrentTrials: 2").replace(/nConcurrentAgents: 3/, "nConcurrentAgents: 2"));
+    try {
+      // script(1) gives the command a terminal (a pty); "n" answers the question.
+      const typed = `${path.join(user!.dir, "bin", "reprobench")} up --stack lb`;
+      const asked = await run(["script", "-qec", typed, "/dev/null"], { cwd: user!.dir, env: user!.env, input: "n\n", timeoutMs: 600_000 });
+      log(`  on a terminal: exit ${asked.code}\n${tail(asked.stdout, 20)}`);
+      expect(asked.code, asked.stdout).toBe(2);
+      expect(asked.stdout).toContain("reprobench up on stack lb would stop:");
+      expect(asked.stdout).toContain("Apply the change on stack lb? [y/N]");
+      expect((await onHost("worker-b", `jq -r 'if .finished_at then "finished" else "running" end' /var/lib/reprobench/jobs/${job}/result.json 2>/dev/null || echo running`)).trim()).toBe("running");
+      const r = await rb(["up", "--stack", "lb", "--yes"], 1_200_000);
+      expectExit(r, 0);
+      const m = /^ {2}job: (sim-lb5-\S+)$/m.exec(r.stdout);
+      expect(m, r.stdout).not.toBeNull();
+      expect(m![1]).not.toBe(job);
+      // The old job was stopped (its running trials cancelled) and its directory kept; the new one carries on.
+      expect(Number((await onHost("worker-b", `grep -l CancelledError /var/lib/reprobench/jobs/${job}/*/result.json 2>/dev/null | wc -l`)).trim())).toBeGreaterThan(0);
+      job = m![1];
+      expect(r.stdout).toMatch(/^ {2}state: running$/m);
+    } finally {
+      fs.writeFileSync(file, before);
+    }
+  });
+
   it("8. down --stack lb --yes stops the job gracefully: trials cancelled, the job dir kept; status shows the stopped job", async () => {
     const r = await rb(["down", "--stack", "lb", "--yes"], 900_000);
     expectExit(r, 0);
