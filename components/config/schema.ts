@@ -738,7 +738,7 @@ export const registrySchema = z
 
 export const configSchema = z
   .object({
-    /** "real": GPU hosts run SGLang. "sim": containers without GPUs run the SGLang test double. */
+    /** "real": GPU hosts run SGLang. "sim": the simulated hosts (sim/) run the SGLang test double, with their simulated GPUs or without any (modelServer.gpus: none). */
     environment: z.enum(["real", "sim"]).default("real"),
     /** Every machine of the cluster, any number ≥ 1. */
     hosts: z.array(hostSchema).min(1, { message: "expected at least one host" }),
