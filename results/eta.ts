@@ -247,6 +247,39 @@ export function estimateRemaining(o: EtaInput): EtaEstimate | null {
 }
 
 /**
+ * The ends of `o.draws` (400) simulated schedules, sorted: each running trial's remaining time, each
+ * pending trial's whole duration — an attempt of a task with finished attempts takes one of theirs; of a
+ * task running now, the duration this draw gave that attempt (the same task behaves alike, so a task seen
+ * running long queues long); else `fresh` — laid over the free slots. `beginDraw` runs first in each draw.
+ */
+function simulatedEnds(
+  o: EtaInput,
+  random: () => number,
+  fromSiblings: ReturnType<typeof siblingSampler>,
+  draw: { beginDraw?: () => void; remaining: (t: EtaInput["running"][number], j: number) => number; fresh: (t: EtaInput["pending"][number]) => number },
+): number[] {
+  const ends: number[] = [];
+  for (let r = 0; r < (o.draws ?? 400); r++) {
+    draw.beginDraw?.();
+    const drawnOfTask = new Map<string, number[]>();
+    const running = o.running.map((t, j) => {
+      const left = draw.remaining(t, j);
+      if (t.task !== undefined) drawnOfTask.set(t.task, [...(drawnOfTask.get(t.task) ?? []), t.elapsedSec + left]);
+      return left;
+    });
+    const pending = o.pending.map((t) => {
+      const sibling = fromSiblings(t.task, 0, random);
+      if (sibling !== null) return sibling;
+      const drawn = t.task === undefined ? undefined : drawnOfTask.get(t.task);
+      if (drawn?.length) return Math.min(drawn[Math.floor(random() * drawn.length)], t.budgetSec ?? Infinity);
+      return draw.fresh(t);
+    });
+    ends.push(makespan(running, pending, o.concurrency));
+  }
+  return ends.sort((a, b) => a - b);
+}
+
+/**
  * The schedule's remaining times, sorted, when timeouts are placed only where they were seen (the file
  * comment): the estimate. Null until a trial has finished.
  */
@@ -287,30 +320,15 @@ export function drawObserved(o: EtaInput): number[] | null {
   const fromSiblings = siblingSampler(o.finished);
 
   const random = seededUniform(o.seed ?? 0);
-  const draws = o.draws ?? 400;
-  const ends: number[] = [];
-  for (let r = 0; r < draws; r++) {
-    // This draw's whole duration of each task's running attempts: a pending attempt whose task has no
-    // finished one takes it (the same task behaves alike), so a task seen running long queues long.
-    const drawnOfTask = new Map<string, number[]>();
-    const running = o.running.map((t, j) => {
-      const left = remainingOf(t, j);
-      if (t.task !== undefined) drawnOfTask.set(t.task, [...(drawnOfTask.get(t.task) ?? []), t.elapsedSec + left]);
-      return left;
-    });
-    const pending = o.pending.map((t) => {
-      const sibling = fromSiblings(t.task, 0, random);
-      if (sibling !== null) return sibling;
-      const drawn = t.task === undefined ? undefined : drawnOfTask.get(t.task);
-      if (drawn?.length) return Math.min(drawn[Math.floor(random() * drawn.length)], t.budgetSec ?? Infinity);
+  return simulatedEnds(o, random, fromSiblings, {
+    remaining: remainingOf,
+    fresh: (t) => {
       const u = drawBeyond(dist, -Infinity, random) ?? 0;
       if (u !== Infinity) return Math.min(u * scale(t.budgetSec), Math.max(longestWorkSec, u * fallback));
       const own = t.budgetSec ?? tailSec ?? lastEvent * fallback;
       return Math.min(own, tailSec ?? own);
-    });
-    ends.push(makespan(running, pending, o.concurrency));
-  }
-  return ends.sort((a, b) => a - b);
+    },
+  });
 
   function remainingOf(t: EtaInput["running"][number], j: number): number {
     const sibling = fromSiblings(t.task, t.elapsedSec, random);
@@ -401,31 +419,19 @@ export function drawPooled(o: EtaInput): number[] | null {
   const fromSiblings = siblingSampler(o.finished);
 
   const random = seededUniform(o.seed ?? 0);
-  const draws = o.draws ?? 400;
-  const ends: number[] = [];
   const survivalNow = shares.map((u, j) => survivalOf(j, u));
-  for (let r = 0; r < draws; r++) {
-    // This draw's rate per tier (parameter uncertainty: the same rate for every trial of a tier).
-    const rate = new Map([...posterior].map(([key, { a, b }]) => [key, drawBeta(a, b, random)]));
-    const drawnOfTask = new Map<string, number[]>();
-    const running = o.running.map((t, j) => {
-      const left = remainingOf(t, j, rate.get(tierOf(t.budgetSec))!);
-      if (t.task !== undefined) drawnOfTask.set(t.task, [...(drawnOfTask.get(t.task) ?? []), t.elapsedSec + left]);
-      return left;
-    });
-    const pending = o.pending.map((t) => {
-      const sibling = fromSiblings(t.task, 0, random);
-      if (sibling !== null) return sibling;
-      const drawn = t.task === undefined ? undefined : drawnOfTask.get(t.task);
-      if (drawn?.length) return Math.min(drawn[Math.floor(random() * drawn.length)], t.budgetSec ?? Infinity);
+  // This draw's rate per tier (parameter uncertainty: the same rate for every trial of a tier).
+  let rate = new Map<number, number>();
+  return simulatedEnds(o, random, fromSiblings, {
+    beginDraw: () => void (rate = new Map([...posterior].map(([key, { a, b }]) => [key, drawBeta(a, b, random)]))),
+    remaining: (t, j) => remainingOf(t, j, rate.get(tierOf(t.budgetSec))!),
+    fresh: (t) => {
       if (random() < rate.get(tierOf(t.budgetSec))!) return timeoutShare * scale(t.budgetSec);
       const u = drawBeyond(normal, -Infinity, random) ?? 0;
       if (u !== Infinity) return Math.min(u * scale(t.budgetSec), Math.max(longestWorkSec, u * fallback));
       return Math.min(longestWorkSec, t.budgetSec ?? Infinity);
-    });
-    ends.push(makespan(running, pending, o.concurrency));
-  }
-  return ends.sort((a, b) => a - b);
+    },
+  });
 
   function remainingOf(t: EtaInput["running"][number], j: number, p: number): number {
     const sibling = fromSiblings(t.task, t.elapsedSec, random);
