@@ -4,7 +4,7 @@
 // before any resource exists.
 import * as pulumi from "@pulumi/pulumi";
 import {
-  type LoadedConfig, NAMESPACE, type RunStackConfig, SECRET_KEYS, formatProblems, parseConfig, parseRunStackConfig, plaintextSecretProblems, resolveClusterConfig,
+  type LoadedConfig, NAMESPACE, type RunStackConfig, SECRET_KEYS, formatProblems, parseConfig, parseRunStackConfig, plaintextSecretProblems, resolveClusterConfig, withStackInHints,
 } from "../components/config";
 
 /**
@@ -61,12 +61,13 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     projectDir: options.projectDir ?? (pulumi.runtime.getRootDirectory() || process.cwd()),
     requireSecrets: options.requireSecrets ?? !pulumi.runtime.isDryRun(),
     warn: options.warn ?? ((m: string) => void pulumi.log.warn(m)),
+    stack: pulumi.getStack(),
   };
   if (plaintext.length === 0) return resolveClusterConfig(raw, resolveOptions);
   // A plain-text secret is reported with every other problem, and fails even when they are all.
   const parsed = parseConfig(raw, { requireSecrets: resolveOptions.requireSecrets });
   const problems = [...plaintext, ...(parsed.ok ? [] : parsed.problems)];
-  throw new pulumi.RunError(`invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${formatProblems(problems)}`);
+  throw new pulumi.RunError(`invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${formatProblems(withStackInHints(problems, pulumi.getStack()))}`);
 }
 
 /**
@@ -89,7 +90,7 @@ export function loadRunStackConfig(all: Record<string, string> = pulumi.runtime.
   const parsed = parseRunStackConfig(raw);
   const problems = [...plaintext, ...(parsed.ok ? [] : parsed.problems)];
   if (problems.length > 0 || !parsed.ok) {
-    throw new pulumi.RunError(`invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${formatProblems(problems)}`);
+    throw new pulumi.RunError(`invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${formatProblems(withStackInHints(problems, pulumi.getStack()))}`);
   }
   return { config: parsed.config, raw };
 }

@@ -3,7 +3,7 @@
 // resolved config with its secrets (loaded.ts).
 export * from "./schema";
 export * from "./parse";
-export { type ConfigProblem, NAMESPACE, configKey, formatProblems, renderValue } from "./problems";
+export { type ConfigProblem, NAMESPACE, configKey, formatProblems, renderValue, withStackInHints } from "./problems";
 export { type RunStackParseResult, combineWithCluster, defaultRunDatasetDir, isRunStack, parseRunStackConfig, runDatasetDirProblem } from "./run-stack";
 export { missingSecretProblems, plaintextSecretProblems } from "./secrets";
 export { HF_SANDBOX_PIPEFAIL_FIX, compareHarborVersions } from "./rules/profiles";

@@ -11,7 +11,7 @@ import { type PullLimit, type RegistryLogin, type RegistryMirror, registryAuthEn
 import type { PullQuotaSettings } from "../task-images";
 import type { HostConnectionInput } from "../transport";
 import { DOCKER_HUB_PULL_LIMITS, type ReprobenchConfig, SECRET_PLACEHOLDER, checkPublicKeyLine } from "./schema";
-import { type ConfigProblem, configKey, formatProblems } from "./problems";
+import { type ConfigProblem, configKey, formatProblems, withStackInHints } from "./problems";
 import { parseConfig } from "./parse";
 import { missingSecretProblems } from "./secrets";
 
@@ -198,6 +198,8 @@ export interface ResolveOptions {
   requireSecrets: boolean;
   /** Receives notes such as "preview without secrets" and parseConfig's warnings (a key's old name). */
   warn: (message: string) => void;
+  /** The stack, named in the `pulumi config set` hints (that command needs it outside the selected stack). */
+  stack?: string;
 }
 
 /**
@@ -218,7 +220,7 @@ export interface DeferredSecrets {
 
 export function resolveClusterConfig(raw: Record<string, unknown>, options: ResolveOptions, deferred: DeferredSecrets = {}): LoadedConfig {
   const fail = (problems: ConfigProblem[]): never => {
-    throw new pulumi.RunError(`invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${formatProblems(problems)}`);
+    throw new pulumi.RunError(`invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${formatProblems(withStackInHints(problems, options.stack))}`);
   };
   const parsed = parseConfig(raw, { requireSecrets: options.requireSecrets });
   for (const warning of parsed.warnings) options.warn(warning);
@@ -228,7 +230,7 @@ export function resolveClusterConfig(raw: Record<string, unknown>, options: Reso
   if (files.problems.length > 0) fail(files.problems);
   if (!options.requireSecrets) {
     const missing = missingSecretProblems(config);
-    if (missing.length > 0) options.warn(`secrets not set (fine for preview; pulumi up needs them):\n${formatProblems(missing)}`);
+    if (missing.length > 0) options.warn(`secrets not set (fine for preview; pulumi up needs them):\n${formatProblems(withStackInHints(missing, options.stack))}`);
   }
   // A placeholder chosen by the usual precedence (privateKeyFor, proxyUrlFor) came from the entry of the
   // host, else the default: the deferred value of that entry.

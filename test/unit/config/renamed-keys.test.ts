@@ -91,3 +91,13 @@ describe("reprobench:sglang, the old name of reprobench:modelServer", () => {
     expect(err[0]).toBe(`warning: ${WARNING}`);
   });
 });
+
+describe("secret hints name the stack", () => {
+  it("a preview without secrets warns with `pulumi config set --stack S --secret …`, which works outside the selected stack", () => {
+    const notes: string[] = [];
+    resolveClusterConfig(readStackFile(join(REPO, "Pulumi.a100.yaml")), { projectDir: REPO, requireSecrets: false, warn: (m) => notes.push(m), stack: "a100" });
+    const hint = notes.find((n) => n.startsWith("secrets not set"));
+    expect(hint).toContain("pulumi config set --stack a100 --secret --path 'reprobench:sshPrivateKeys.");
+    expect(hint).not.toMatch(/pulumi config set --secret/);
+  });
+});
