@@ -945,7 +945,8 @@ function checkDataset(jobs: ParsedJob[], opts: CheckOptions, f: Findings): void 
       else if (typeof d.path === "string") {
         const names = opts.localDatasetTasks?.(d.path) ?? null;
         if (names) expectations.push({ label: `local dataset ${d.path}`, names, where: `${job.name}/config.json` });
-        else f.warnings.push(`${job.name}: its dataset is a local folder (${d.path}) not readable here; only the job's lock.json says which tasks it had — pass --dataset to check against the real task list`);
+        // With --dataset given, that is the list the job is checked against: nothing to ask for.
+        else if (!opts.dataset) f.warnings.push(`${job.name}: its dataset is a local folder (${d.path}) not readable here; only the job's lock.json says which tasks it had — pass --dataset to check against the real task list`);
       }
     }
     const planned = [...new Set(asArray(job.lock?.trials).map((lt) => taskLockName(asRecord(lt))).filter((n): n is string => n !== null))];

@@ -146,6 +146,9 @@ describe("validate --leaderboard: each broken tree is rejected naming its rule",
     const v = check(sub, { dataset: datasetFromOption(names) });
     expect(rules(v)).toEqual(["dataset-complete"]);
     expect(v.violations.map((x) => x.message).sort()).toEqual([`1 of 2 tasks of --dataset ${names} present; missing: extra-task`, "the dataset is filtered (n_tasks: 89)"]);
+    // --dataset is the list the job is held against: no "pass --dataset" for its unreadable local folder.
+    expect(v.warnings.filter((w) => w.includes("pass --dataset"))).toEqual([]);
+    expect(check(sub).warnings.filter((w) => w.includes("pass --dataset"))).toHaveLength(1);
   });
 
   it("run-conditions + config-consistency: configs edited back to defaults after running at 6×", () => {
