@@ -22,7 +22,7 @@ cannot follow. Blob names: the git blob sha1 for small files, as the Hub's ETag;
 header and size, NOT of the content (hashing 65 GB of zeros at `sim up` takes minutes).
 
 CLI (python3 stdlib; `sim up` pipes this file into `python3 -` on each host):
-  hf_model.py write --out DIR [--spec qwen3-32b|tiny] [--tokenizer-dir DIR] [--cache-dir HUB --repo-id ORG/NAME]
+  hf_model.py write --out DIR [--spec qwen3-32b|tiny|small] [--tokenizer-dir DIR] [--cache-dir HUB --repo-id ORG/NAME]
   hf_model.py describe [--spec S]                 the plan as JSON (shards, sizes, total_size)
   hf_model.py fault --dir DIR missing-shard|truncate-shard|incomplete|unreadable [--shard N]
 """
@@ -92,6 +92,26 @@ SPECS: Dict[str, Dict[str, Any]] = {
             "tie_word_embeddings": False,
             "torch_dtype": "bfloat16",
             "vocab_size": 1000,
+        },
+    },
+    # The fake hub's test repo (sim/hub): 17.6 MB in 2 shards, the first one (11.7 MB) larger than the 10 MiB
+    # that huggingface_hub writes at a time, so a download cut inside it leaves a partial file to resume.
+    "small": {
+        "source": "reprobench/small-qwen3",
+        "max_shard_bytes": 12_000_000,
+        "config": {
+            "architectures": ["Qwen3ForCausalLM"],
+            "head_dim": 64,
+            "hidden_size": 256,
+            "intermediate_size": 768,
+            "max_position_embeddings": 4096,
+            "model_type": "qwen3",
+            "num_attention_heads": 4,
+            "num_hidden_layers": 4,
+            "num_key_value_heads": 2,
+            "tie_word_embeddings": True,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 22000,
         },
     },
 }
