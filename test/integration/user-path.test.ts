@@ -266,6 +266,18 @@ describe("the README's real-host path through bin/reprobench (sim hosts as real 
   });
 
   it("8. down --stack lb --yes stops the job gracefully: trials cancelled, the job dir kept; status shows the stopped job", async () => {
+    // The job of 7b has just been started; Harbor may still be setting up. A user stops a job that runs trials,
+    // so wait (bounded) until one does: otherwise there is nothing to cancel and nothing for step 9 to mop up.
+    const deadline = Date.now() + 300_000;
+    let seen = "";
+    for (;;) {
+      const s = await rb(["status", "--stack", "lb", "--json"]);
+      expectExit(s, 0);
+      const report = JSON.parse(s.stdout) as { job: { name: string } | null; trials: { running: number; finished: number } };
+      seen = `job ${report.job?.name} running ${report.trials.running} finished ${report.trials.finished}`;
+      if (report.job?.name === job && report.trials.running > 0) break;
+      if (Date.now() > deadline) throw new Error(`no trial of ${job} ran within 300 s (last status: ${seen})`);
+    }
     const r = await rb(["down", "--stack", "lb", "--yes"], 900_000);
     expectExit(r, 0);
     upStacks.delete("lb");
