@@ -84,6 +84,14 @@ if [ "$unit_only" = 1 ]; then
   exit 0
 fi
 
+# Before the images and inside the toolchain build's overlap: the unit files need Node only (those about the
+# toolchain fake one in a throw-away checkout), so a cold run does not wait for them after the build.
+# Two workers: Vitest's default on two cores is one, and the unit files mostly wait on the processes they
+# start (bash, sshd, the doubles), which left the machine 40 % idle.
+phase_start "unit"
+vitest_run unit --maxWorkers="${REPROBENCH_UNIT_PARALLEL:-2}" --minWorkers=1
+phase_end
+
 # The docker engine and every sim image (debootstrap, the hosts, the doubles, Harbor's wheelhouse), the
 # integration project's global setup run on its own, beside the toolchain build.
 phase_start "images"
@@ -91,12 +99,6 @@ node --import tsx test/helpers/integration-setup.ts
 phase_end
 
 wait_toolchain
-
-phase_start "unit"
-# Two workers: Vitest's default on two cores is one, and the unit files mostly wait on the processes they
-# start (bash, sshd, the doubles), which left the machine 40 % idle.
-vitest_run unit --maxWorkers="${REPROBENCH_UNIT_PARALLEL:-2}" --minWorkers=1
-phase_end
 
 phase_start "integration"
 # Side by side, each suite on a sim instance of its own: they mostly wait on their hosts (docker, model
