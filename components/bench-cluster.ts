@@ -23,6 +23,7 @@ import type { HostConnection } from "./transport";
 import { type DatasetReport, TaskDataset } from "./task-dataset";
 import { TaskImages, type TaskImagesReport } from "./task-images";
 import { ToolBundle } from "./tool-bundle";
+import { WeightsDownload, weightsDownloadSettings } from "./weights-download";
 
 /** The cluster's secrets, by the settings key each replaces; secret Outputs or plain strings (made secret here). */
 export interface BenchClusterSecrets {
@@ -122,6 +123,8 @@ export class BenchCluster extends pulumi.ComponentResource {
   public readonly config: ReprobenchConfig;
   /** The model servers, by worker host name. */
   public readonly workers: Record<string, ModelServer>;
+  /** The weights downloads (modelServer.download), by worker host name; empty without it. */
+  public readonly weights: Record<string, WeightsDownload>;
   public readonly router?: SglangRouter;
   public readonly proxyBridge?: ProxyBridge;
   public readonly toolBundle?: ToolBundle;
@@ -202,9 +205,11 @@ export class BenchCluster extends pulumi.ComponentResource {
     // Each host: claimed, its facts and Docker engine (over SSH), its handle, then daemon.json's address pools.
     const hosts: Record<string, ClusterHost> = {};
     const daemons: Record<string, DockerDaemonConfig> = {};
+    const accesses: Record<string, HostAccess> = {};
     for (const host of config.hosts) {
       const connection = sshConnection(loaded, host.name);
       const access = new HostAccess(host.name, { connection, owner, registryLogins }, child({ dependsOn: rights }));
+      accesses[host.name] = access;
       hosts[host.name] = {
         name: host.name, connection, dockerProvider: access.dockerProvider, loginUser: access.loginUser, proxyEnv: hostProxyEnv(loaded, host.name), restartGuard,
       };
@@ -229,6 +234,16 @@ export class BenchCluster extends pulumi.ComponentResource {
     // Workers start after their host's daemon.json is settled (a docker restart would kill them) and after
     // the bridge, so that destroy removes the bridge only once the model servers are gone.
     const workerHosts = hostsWithRole(config, "worker");
+    // modelServer.download: each worker's weights from the hub once its host is claimed, before its
+    // preflight (the ModelServer, hence its preflight, waits for it). Without the key: none, and no change.
+    this.weights = Object.fromEntries(
+      workerHosts.flatMap((host) => {
+        const settings = weightsDownloadSettings(config, host.name);
+        if (!settings) return [];
+        return [[host.name, new WeightsDownload(`${host.name}-weights`, { host: hosts[host.name], settings, hfToken: loaded.secrets.hfToken }, { parent: this, dependsOn: [accesses[host.name]] })]];
+      }),
+    );
+    const weights = this.weights;
     const workers = workerHosts.map(
       (host) =>
         new ModelServer(
@@ -238,7 +253,7 @@ export class BenchCluster extends pulumi.ComponentResource {
             // Every worker passes its host's preflight before its server is created or replaced.
             preflight: hostPlan(config, host.name),
           },
-          child({ dependsOn: [daemons[host.name], ...(bridge ? [bridge] : [])] }),
+          child({ dependsOn: [daemons[host.name], ...(bridge ? [bridge] : []), ...(weights[host.name] ? [weights[host.name]] : [])] }),
         ),
     );
     this.workers = Object.fromEntries(workerHosts.map((h, i) => [h.name, workers[i]]));

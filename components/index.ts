@@ -20,4 +20,5 @@ export { type HostConnection, type HostConnectionInput } from "./transport";
 export { TaskDataset, type TaskDatasetArgs, type DatasetReport } from "./task-dataset";
 export { TaskImages, type TaskImagesArgs, type TaskImagesReport } from "./task-images";
 export { ToolBundle, type ToolBundleArgs } from "./tool-bundle";
+export { WeightsDownload, type WeightsDownloadArgs, type WeightsDownloadReport, type WeightsDownloadSettings, weightsDownloadSettings } from "./weights-download";
 export * as settings from "./config";

@@ -5,7 +5,7 @@ import { type ConfigProblem, NAMESPACE, dedupe, errorMap, issueProblems, renderV
 import { asWritten, withCurrentKeys } from "./renamed-keys";
 import { missingSecretProblems, secretProblems } from "./secrets";
 import { hostProblems, roleProblems } from "./rules/hosts";
-import { engineProblems, gpuProblems, overrideProblems } from "./rules/model-server";
+import { downloadProblems, engineProblems, gpuProblems, overrideProblems } from "./rules/model-server";
 import { portProblems, routerReachProblems } from "./rules/ports";
 import { addressPoolProblems } from "./rules/address-pools";
 import { managedFlagProblems } from "./rules/managed-flags";
@@ -63,6 +63,7 @@ export function crossFieldProblems(config: ReprobenchConfig): ConfigProblem[] {
     ...harborProblems(config),
     ...runProblems(config),
     ...engineProblems(config),
+    ...downloadProblems(config),
     ...profileProblems(config),
     ...hostProxyProblems(config),
     ...registryProblems(config),

@@ -341,6 +341,44 @@ export const preflightSchema = z
   })
   .strict();
 
+/** A repo id on a Hugging Face hub: org/name. */
+const HUB_REPO = /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}\/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/;
+/** A git revision as the hub resolves it: a commit, a branch or a tag (no '..', no leading '-' or '/'). */
+const HUB_REVISION = /^(?!.*\.\.)(?!.*\/\/)[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$/;
+const httpUrl = (example: string) =>
+  z
+    .string()
+    .url({ message: `expected a URL such as ${example}` })
+    .refine((u) => /^https?:\/\/[^/@\s]+(\/|$)/.test(u), { message: `expected an http(s) URL without credentials, such as ${example}` });
+
+/**
+ * Weights from a hub (modelServer.download): each worker downloads them into its modelServer.modelPath with
+ * the real huggingface_hub client (pinned and hash-checked, components/weights/requirements.txt), through
+ * its hosts[].proxy, with the secret reprobench:hfToken when set, before its preflight; then every file is
+ * checked against the hub's listing (LFS sha256, git blob id). Absent: the weights are put there by hand.
+ */
+export const downloadSchema = z
+  .object({
+    /** The model repo on the hub, org/name (e.g. Qwen/Qwen3-32B). */
+    repo: z.string().regex(HUB_REPO, { message: "expected a Hugging Face model repo id org/name, such as Qwen/Qwen3-32B" }),
+    /**
+     * A commit (40 hex, repeatable) or a branch or tag; a branch is resolved once, and the commit it named
+     * is kept until the revision in the config changes.
+     */
+    revision: z.string().regex(HUB_REVISION, { message: "expected a commit (40 hex characters) or a branch or tag name such as main" }),
+    /** The hub (HF_ENDPOINT): huggingface.co, or a mirror serving the Hub's HTTP API. */
+    endpoint: httpUrl("https://huggingface.co").default("https://huggingface.co"),
+    /** PEP 503 simple index the pinned huggingface_hub wheels are installed from (through the worker's proxy). */
+    indexUrl: httpUrl("https://pypi.org/simple/").default("https://pypi.org/simple/"),
+    /** The client's venv on each worker (replaced when the pins change). */
+    venv: ownedDir.default("/var/lib/reprobench/.venv-hf-hub"),
+    /** Attempts per network step; a cut download resumes where it stopped on the next attempt. */
+    attempts: positiveInt.default(5),
+    /** Upper bound of one download run (the next `up` resumes a download cut by it). */
+    timeoutMinutes: positiveInt.default(240),
+  })
+  .strict();
+
 const modelServerWorkerSchema = z.object(modelServerWorkerShape).strict();
 /** A partial set of worker settings for one host; shallow merge (a given env/ulimits replaces the whole map). */
 export const modelServerOverrideSchema = modelServerWorkerSchema.partial().strict();
@@ -360,6 +398,8 @@ export const modelServerSchema = z
     overrides: z.record(z.string(), modelServerOverrideSchema).default({}),
     /** The preflight every worker passes before its server starts or is replaced (components/preflight.ts; `reprobench check`). */
     preflight: preflightSchema.default({}),
+    /** Download the weights from a hub on every worker before its preflight (absent: they are put there by hand). */
+    download: downloadSchema.optional(),
   })
   .strict();
 
@@ -754,7 +794,10 @@ export const configSchema = z
     proxy: proxySchema.default({}),
     /** SECRET. Upstream HTTP proxy URL as seen from the runner host (may carry credentials). */
     proxyUpstream: z.string().optional(),
-    /** SECRET. Hugging Face token for run.environment hf-sandbox (Harbor reads HF_TOKEN). */
+    /**
+     * SECRET. Hugging Face token for run.environment hf-sandbox (Harbor reads HF_TOKEN) and, in the stack
+     * that owns the cluster, for modelServer.download (a gated or private repo; never printed).
+     */
     hfToken: z.string().optional(),
     /**
      * SECRET. Host name (or "default") → the URL of that host's proxy (hosts[].proxy), which may carry
@@ -802,6 +845,8 @@ export type ReprobenchConfigInput = z.input<typeof configSchema>;
 export type Host = ReprobenchConfig["hosts"][number];
 export type ModelServerConfig = ReprobenchConfig["modelServer"];
 export type ModelServerOverride = z.infer<typeof modelServerOverrideSchema>;
+/** modelServer.download as parsed (defaults filled). */
+export type DownloadConfig = z.infer<typeof downloadSchema>;
 export type RouterConfig = ReprobenchConfig["router"];
 export type RunConfig = ReprobenchConfig["run"];
 export type RegistryConfig = ReprobenchConfig["registries"][number];

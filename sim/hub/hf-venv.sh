@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Create (once) a venv holding the REAL huggingface_hub client from PyPI, pinned and hash-checked
-# (sim/hub/requirements.txt: every wheel's sha256, installed with --require-hashes --no-deps, so nothing
-# unpinned and no hf-xet comes in). Used by the fake hub's tests; the same file pins what a worker installs.
+# (components/weights/requirements.txt, the program's pins: every wheel's sha256, installed with
+# --require-hashes --no-deps, so nothing unpinned and no hf-xet comes in). Used by the fake hub's tests; the
+# same file pins what a worker installs (components/scripts/weights-download.sh).
 # Idempotent: a venv whose marker matches the requirements file's sha256 is reused as is; a half-built one
 # (interrupted install, other pins) is rebuilt from scratch under a lock, so parallel callers do not collide.
 #   HF_VENV           venv directory (default ${REPROBENCH_CACHE:-~/.cache/reprobench}/hf-hub-venv)
-#   PYTHON            interpreter used to create the venv (default python3; 3.11-3.13, see requirements.txt)
+#   PYTHON            interpreter used to create the venv (default python3; 3.11-3.13, see the requirements file)
 #   PIP_INDEX_URL     as pip reads it (default: PyPI)
 # Prints the venv's python path on stdout as its last line.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-requirements="$here/requirements.txt"
+requirements="$here/../../components/weights/requirements.txt"
 cache="${REPROBENCH_CACHE:-$HOME/.cache/reprobench}"
 HF_VENV="${HF_VENV:-$cache/hf-hub-venv}"
 PYTHON="${PYTHON:-python3}"

@@ -70,3 +70,27 @@ export function engineProblems(config: ReprobenchConfig): ConfigProblem[] {
   }
   return out;
 }
+
+/** Where a path lies relative to another: the same, inside it, or around it (plain string paths, no '..'). */
+function nested(a: string, b: string): boolean {
+  return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+}
+
+/**
+ * modelServer.download writes into every worker's modelPath (and replaces what it downloaded there): each
+ * must be a directory of its own, at least two levels deep, and apart from the client's venv.
+ */
+export function downloadProblems(config: ReprobenchConfig): ConfigProblem[] {
+  const download = config.modelServer.download;
+  if (download === undefined) return [];
+  const out: ConfigProblem[] = [];
+  for (const host of hostsWithRole(config, "worker")) {
+    const s = workerSettings(config, host.name);
+    if (!/^\/[^/]+\/[^/]+(\/[^/]+)*$/.test(s.modelPath)) {
+      out.push(problem(settingPath(config, host.name, "modelPath"), `got ${JSON.stringify(s.modelPath)} for worker ${host.name}; expected a directory of its own at least two levels deep, without a trailing '/' (modelServer.download writes the weights into it), such as /var/lib/reprobench/models/NAME`));
+    } else if (nested(s.modelPath, download.venv)) {
+      out.push(problem(["modelServer", "download", "venv"], `got ${JSON.stringify(download.venv)}, which overlaps modelServer.modelPath ${s.modelPath} of worker ${host.name}; expected a directory apart from the weights`));
+    }
+  }
+  return out;
+}

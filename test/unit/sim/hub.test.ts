@@ -1,4 +1,4 @@
-// The fake Hugging Face Hub (sim/hub/hub.py) driven by the REAL huggingface_hub client (sim/hub/requirements.txt:
+// The fake Hugging Face Hub (sim/hub/hub.py) driven by the REAL huggingface_hub client (components/weights/requirements.txt:
 // huggingface_hub 1.17.0 and its dependencies, every wheel hash-pinned, no hf-xet), on 127.0.0.1 only: `hf download`
 // of a small Qwen3-layout repo (sim/models/hf_model.py --spec small, shards filled with deterministic bytes so a
 // misplaced resume changes the sha256), a cut connection resumed with Range on the next run, a server that
