@@ -23,11 +23,17 @@ die() { echo "agent-wheelhouse: $*" >&2; exit 1; }
 "$PYTHON" -m pip --version >/dev/null 2>&1 || die "'$PYTHON -m pip' is not available (set PYTHON to an interpreter with pip)"
 
 stamp="$AGENT_WHEELHOUSE/.complete-mini-swe-agent-$MSWEA_VERSION-litellm-$LITELLM_VERSION-uv-$UV_VERSION"
-if [ -f "$stamp" ] && [ -x "$AGENT_WHEELHOUSE/bin/uv" ]; then
+cached() {
+  [ -f "$stamp" ] && [ -x "$AGENT_WHEELHOUSE/bin/uv" ] || return 1
   echo "agent-wheelhouse: cached: $(find "$AGENT_WHEELHOUSE" -maxdepth 1 -name '*.whl' | wc -l) wheels in $AGENT_WHEELHOUSE"
-  exit 0
-fi
+}
+cached && exit 0
 mkdir -p "$AGENT_WHEELHOUSE/bin"
+# Integration suites bring up sim instances side by side: on a cold cache one fills the directory while the
+# others wait for it (writing bin/uv while another caller runs it failed with "Text file busy").
+exec 9>"$AGENT_WHEELHOUSE.lock"
+flock -w 1800 9 || die "another agent-wheelhouse.sh held $AGENT_WHEELHOUSE.lock for 30 min"
+cached && exit 0
 
 # Resolve for the task containers' interpreter, not this one (same tag list as sim/wheelhouse.sh:
 # pip does not widen a manylinux tag to older ones). Binary wheels only: nothing is compiled.
@@ -41,7 +47,8 @@ ls "$AGENT_WHEELHOUSE"/mini_swe_agent-"$MSWEA_VERSION"-*.whl >/dev/null 2>&1 || 
 uv_wheel=$(find "$AGENT_WHEELHOUSE" -maxdepth 1 -name "uv-$UV_VERSION-*.whl" | head -n1)
 [ -n "$uv_wheel" ] || die "pip did not leave a uv-$UV_VERSION wheel"
 # The wheel ships the static binary as uv-<version>.data/scripts/uv.
-"$PYTHON" - "$uv_wheel" "$AGENT_WHEELHOUSE/bin/uv" <<'EOF'
+# Into a new file renamed over bin/uv: a process running the old one keeps its inode.
+"$PYTHON" - "$uv_wheel" "$AGENT_WHEELHOUSE/bin/uv.new" <<'EOF'
 import shutil, sys, zipfile
 wheel, dest = sys.argv[1], sys.argv[2]
 with zipfile.ZipFile(wheel) as zf:
@@ -51,7 +58,8 @@ with zipfile.ZipFile(wheel) as zf:
     with zf.open(names[0]) as src, open(dest, "wb") as out:
         shutil.copyfileobj(src, out)
 EOF
-chmod 0755 "$AGENT_WHEELHOUSE/bin/uv"
+chmod 0755 "$AGENT_WHEELHOUSE/bin/uv.new"
+mv -f "$AGENT_WHEELHOUSE/bin/uv.new" "$AGENT_WHEELHOUSE/bin/uv"
 "$AGENT_WHEELHOUSE/bin/uv" --version >/dev/null || die "$AGENT_WHEELHOUSE/bin/uv does not run"
 touch "$stamp"
 echo "agent-wheelhouse: $(find "$AGENT_WHEELHOUSE" -maxdepth 1 -name '*.whl' | wc -l) wheels in $AGENT_WHEELHOUSE ($("$AGENT_WHEELHOUSE/bin/uv" --version))"

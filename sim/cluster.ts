@@ -57,6 +57,17 @@ export async function claimInstance(options: SimOptions & { takeOver?: boolean }
   return ownership;
 }
 
+/**
+ * Harbor's wheelhouse and the agents' (sim/wheelhouse.sh, sim/agent-wheelhouse.sh) on this machine, filled
+ * once and then cached; the scripts lock, so instances brought up side by side wait for one fill.
+ */
+export async function fillWheelhouses(root: string): Promise<void> {
+  for (const script of ["wheelhouse.sh", "agent-wheelhouse.sh"]) {
+    const filled = await run(["bash", join(root, "sim", script)], { timeoutMs: 1_200_000 });
+    if (filled.code !== 0) throw new Error(`sim/${script} failed: ${filled.stderr.trim().split("\n").slice(-5).join("\n")}`);
+  }
+}
+
 export async function simUp(options: SimOptions & { hosts?: number; takeOver?: boolean }): Promise<UpReport> {
   const log = options.log ?? defaultLog;
   const instance = options.instance ?? DEFAULT_INSTANCE;
@@ -126,10 +137,7 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
       if (added.includes("added")) log(`note: ${host.name} was created before ${plan.mirror.hostname}; added it to its /etc/hosts (\`sim down\` + \`sim up\` makes it permanent)`);
     }
   }
-  for (const script of ["wheelhouse.sh", "agent-wheelhouse.sh"]) {
-    const filled = await run(["bash", join(root, "sim", script)], { timeoutMs: 1_200_000 });
-    if (filled.code !== 0) throw new Error(`sim/${script} failed: ${filled.stderr.trim().split("\n").slice(-5).join("\n")}`);
-  }
+  await fillWheelhouses(root);
   // The package index and the dataset repository, served from the outside network.
   const tree = await buildOutsideTree(root, plan.outside.treeDir, [{ dir: simCacheDir("wheelhouse") }, { dir: simCacheDir("agent-wheelhouse"), only: /^uv-0\.13\.9-/ }]);
   await ensureOutsideServer(plan, images.outsideImage, outsideHash, log);

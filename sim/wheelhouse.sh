@@ -20,11 +20,17 @@ die() { echo "wheelhouse: $*" >&2; exit 1; }
 "$PYTHON" -m pip --version >/dev/null 2>&1 || die "'$PYTHON -m pip' is not available (set PYTHON to an interpreter with pip)"
 
 stamp="$WHEELHOUSE/.complete-harbor-$HARBOR_VERSION-asciinema-$ASCIINEMA_VERSION"
-if [ -f "$stamp" ] && [ -f "$WHEELHOUSE/harbor-$HARBOR_VERSION-py3-none-any.whl" ]; then
+cached() {
+  [ -f "$stamp" ] && [ -f "$WHEELHOUSE/harbor-$HARBOR_VERSION-py3-none-any.whl" ] || return 1
   echo "wheelhouse: cached: $(find "$WHEELHOUSE" -maxdepth 1 -name '*.whl' | wc -l) wheels in $WHEELHOUSE"
-  exit 0
-fi
+}
+cached && exit 0
 mkdir -p "$WHEELHOUSE"
+# Integration suites bring up sim instances side by side: on a cold cache one fills the directory while the
+# others wait for it (two pip downloads writing the same wheels would race).
+exec 9>"$WHEELHOUSE.lock"
+flock -w 1800 9 || die "another wheelhouse.sh held $WHEELHOUSE.lock for 30 min"
+cached && exit 0
 
 # Resolve for the target interpreter, not this one: CPython 3.13, glibc x86_64 (trixie has glibc 2.41;
 # pip does not widen a given manylinux tag to older ones, so every accepted tag is listed), binary

@@ -1,6 +1,7 @@
-// Global setup of the integration project: the docker engine and every sim image, built once before the
+// Global setup of the integration project: the docker engine, every sim image and the wheelhouses, made once before the
 // suites start side by side (each on its own sim instance), so that no two suites build the same image at
 // the same time; their own `sim up` then finds every image up to date.
+import { fillWheelhouses } from "../../sim/cluster";
 import { ensureDockerEngine } from "../../sim/docker";
 import { buildImages, datasetTaskDirs, imageSpecs, resolveImages } from "../../sim/images";
 import { repoRoot } from "./project";
@@ -11,6 +12,9 @@ export default async function setup(): Promise<void> {
   await ensureDockerEngine(repoRoot, log);
   const { built } = await buildImages(resolveImages(imageSpecs(repoRoot, datasetTaskDirs(repoRoot)), repoRoot), repoRoot, log);
   log(`${built.length} image(s) built in ${((Date.now() - started) / 1000).toFixed(0)}s`);
+  // Filled here once, not by the first suites' `sim up` at the same moment.
+  await fillWheelhouses(repoRoot);
+  log(`wheelhouses ready after ${((Date.now() - started) / 1000).toFixed(0)}s`);
 }
 
 // scripts/test.sh runs this file itself first (`node --import tsx …`), beside the toolchain build, so the
