@@ -90,6 +90,21 @@ describe("host tools", () => {
   });
 });
 
+/** Recorded answers of the runner's outside checks (check-runner.sh, check-registry.sh), by their inputs; null for other scripts. */
+function outside(env: Record<string, string>): string | null {
+  if ("DATASET_STATE_SCRIPT" in env) {
+    return `${JSON.stringify({
+      probes: [{ url: "http://git.sim/", proxy: "127.0.0.1:27890", code: "200", connect: "000", exit: 0, error: "" }],
+      dataset: { repo: env.DATASET_REPO, proxy: "127.0.0.1:27890", state: "dataset=missing", lsRemote: 0, lsRemoteError: "", tip: "refs/heads/main", head: env.DATASET_COMMIT, fetch: -1, fetchError: "" },
+      taskTomls: null,
+    })}\n`;
+  }
+  if ("HEAD_PRESENT" in env) {
+    return `${JSON.stringify({ docker: true, missing: [], registries: [{ registry: "registry.sim:5000", image: env.IMAGES.split("\n")[0], status: "200", limit: "", remaining: "", window: "", error: "", credentials: false }] })}\n`;
+  }
+  return null;
+}
+
 describe("reprobench check", () => {
   it("runs the same scripts on every host, prints a table per host, exits 1 naming what is not ready", async () => {
     const out: string[] = [];
@@ -98,13 +113,15 @@ describe("reprobench check", () => {
     writeFileSync(path.join(dir, "tokenizer.json"), "{}");
     const config = structuredClone(local);
     config.modelServer.modelPath = dir;
+    // Anonymous pulls: the registry password file exists only once the sim ran.
+    config.registries = [];
     const conn = (name: string) => ({ name, host: "127.0.0.1", port: 22, user: "root", privateKey: "k", hostKey: "h" });
     const opts = {
       stack: "local",
       resolve: async () => ({ config, connections: new Map([["worker-a", conn("worker-a")], ["worker-b", conn("worker-b")]]), notes: [] }),
       runScript: async (_c: unknown, _script: string, env: Record<string, string>) => {
         if (env.HOST_NAME === "worker-a") throw new Error("127.0.0.1:2201 is unreachable over SSH: Connection refused");
-        return host.run(env);
+        return outside(env) ?? host.run(env);
       },
       write: (t: string) => void out.push(t),
     };
@@ -113,8 +130,10 @@ describe("reprobench check", () => {
     expect(text).toContain("worker-a (worker): NOT READY\n  cannot be checked: 127.0.0.1:2201 is unreachable over SSH: Connection refused");
     expect(text).toMatch(/worker-b \(worker, router, runner\): ready\n {2}gpus +- +modelServer\.gpus: none\n {2}weights +warn +placeholder, 1 entries/);
     expect(text).toContain("stack local: 1 of 2 hosts not ready");
-    const report = await collectCheck({ ...opts, runScript: async (_c, _s, env) => host.run(env) });
+    const report = await collectCheck({ ...opts, runScript: async (_c, _s, env) => outside(env) ?? host.run(env) });
     expect(report.ready).toBe(true);
     expect(renderCheck(report)).toContain("stack local: every host is ready");
+    // The runner's outside rows (test/unit/preflight/outside.test.ts runs their scripts for real).
+    expect(report.hosts.find((h) => h.host === "worker-b")!.checks.map((c) => [c.check, c.status])).toEqual(expect.arrayContaining([["proxy", "ok"], ["dataset", "ok"], ["registry", "ok"]]));
   });
 });
