@@ -1,6 +1,7 @@
 // What `sim up` records in .sim/cluster.json for tests and the lead: the plan's names, addresses and paths, and the images by role.
 import { pullRef, REGISTRY_HOST, type ResolvedImage } from "./images";
 import { FORWARDER_PORT, JOBS_DIR, MODEL_DIR, RUNNER_HOST, type ClusterPlan } from "./layout";
+import { HUB_ENDPOINT, HUB_REPO } from "./hub-repo";
 import { DATASET_GIT_URL, GIT_HOSTNAME, INDEX_HOSTNAME, INDEX_URL, type DatasetCommits } from "./outside";
 
 export interface ClusterImages {
@@ -40,7 +41,7 @@ export function clusterImages(images: ResolvedImage[]): ClusterImages {
 }
 
 /** What tests and the lead read: .sim/cluster.json. Paths are project-relative. */
-export function clusterJson(plan: ClusterPlan, images: ClusterImages, outside?: { commits: DatasetCommits; harborSha256?: string; wheels: number }): object {
+export function clusterJson(plan: ClusterPlan, images: ClusterImages, outside?: { commits: DatasetCommits; harborSha256?: string; wheels: number; hub?: { repo: string; revision: string } }): object {
   return {
     instance: plan.instance.name,
     network: { name: plan.network.name, subnet: plan.network.subnet, gateway: plan.network.gateway },
@@ -58,6 +59,16 @@ export function clusterJson(plan: ClusterPlan, images: ClusterImages, outside?: 
       proxy: { host: plan.proxy.hostname, ip: plan.proxy.ip, port: plan.proxy.port, container: plan.proxy.container, forwarder: `${RUNNER_HOST} 127.0.0.1:${FORWARDER_PORT}` },
       proxyUrlFile: plan.proxyUrlFile,
       networkConditionsFile: plan.networkConditionsFile,
+      // modelServer.download against the sim: endpoint, repo and revision as served, indexUrl the index above.
+      hub: {
+        endpoint: HUB_ENDPOINT,
+        repo: outside?.hub?.repo ?? HUB_REPO,
+        revision: outside?.hub?.revision,
+        container: plan.hub.container,
+        ip: plan.hub.ip,
+        faultsFile: plan.hub.faultsFile,
+        requestLog: plan.hub.requestLog,
+      },
     },
     registry: {
       host: REGISTRY_HOST,

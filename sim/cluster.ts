@@ -8,6 +8,7 @@ import { clusterImages, clusterJson, type ClusterImages } from "./cluster-json";
 import { containerHash, containerState, docker, ensureDockerEngine, existingHosts, listSimResources, tryDocker } from "./docker";
 import { fetchWithin, run } from "./exec";
 import { createHost, provisionHost, waitHostReady, waitSystemd } from "./hosts";
+import { ensureHubRepo, HUB_ENDPOINT } from "./hub-repo";
 import { buildImages, datasetTaskDirs, imageSpecs, pushImages, resolveImages, simCacheDir } from "./images";
 import { DEFAULT_INSTANCE, instanceLayout, JOBS_DIR, planCluster, SIM_LABEL, SUDO_USER, type ClusterPlan, type SimInstance } from "./layout";
 import { currentLease, leaseAlive } from "./lease";
@@ -16,7 +17,7 @@ import { bridgeNames, ensureEgressDrop, ensureNetwork, removeEgressDrop } from "
 import { buildOutsideTree, DATASET_GIT_URL, ensureProxyUrl, GIT_HOSTNAME, INDEX_HOSTNAME, INDEX_URL, readConditionsFile, scenarioConditions, writeConditionsFile } from "./outside";
 import { ForeignInstanceError, foreignInstanceMessage, instanceResources, judgeOwnership, legacyHostKeysMatch, type Ownership } from "./ownership";
 import { ensureRegistryPassword, scenarioQuota, writeQuotaFile, type RegistryQuota } from "./registry";
-import { ensureMirror, ensureOutsideServer, ensureProxy, ensureRegistry } from "./services";
+import { ensureHub, ensureMirror, ensureOutsideServer, ensureProxy, ensureRegistry } from "./services";
 import { readRegistryQuota } from "./settings";
 import { ensureKeys, knownHostsText, sshRun } from "./ssh";
 
@@ -58,13 +59,19 @@ export async function claimInstance(options: SimOptions & { takeOver?: boolean }
 }
 
 /**
- * Harbor's wheelhouse and the agents' (sim/wheelhouse.sh, sim/agent-wheelhouse.sh) on this machine, filled
- * once and then cached; the scripts lock, so instances brought up side by side wait for one fill.
+ * Harbor's wheelhouse, the agents' and modelServer.download's pinned client (sim/wheelhouse.sh,
+ * sim/agent-wheelhouse.sh, sim/hf-wheelhouse.sh) on this machine, filled once and then cached; the scripts
+ * lock, so instances brought up side by side wait for one fill.
  */
-export async function fillWheelhouses(root: string): Promise<void> {
-  for (const script of ["wheelhouse.sh", "agent-wheelhouse.sh"]) {
-    const filled = await run(["bash", join(root, "sim", script)], { timeoutMs: 1_200_000 });
-    if (filled.code !== 0) throw new Error(`sim/${script} failed: ${filled.stderr.trim().split("\n").slice(-5).join("\n")}`);
+export async function fillWheelhouses(root: string, log: Log = defaultLog): Promise<void> {
+  const env = { ...process.env, HF_WHEELHOUSE: simCacheDir("hf-wheelhouse") };
+  for (const script of ["wheelhouse.sh", "agent-wheelhouse.sh", "hf-wheelhouse.sh"]) {
+    const filled = await run(["bash", join(root, "sim", script)], { timeoutMs: 1_200_000, env });
+    if (filled.code === 0) continue;
+    const why = filled.stderr.trim().split("\n").slice(-5).join("\n");
+    // Only modelServer.download needs these: without them the rest of the sim works as before.
+    if (script === "hf-wheelhouse.sh") log(`note: sim/${script} failed, so ${INDEX_HOSTNAME} lacks modelServer.download's pinned huggingface_hub: ${why}`);
+    else throw new Error(`sim/${script} failed: ${why}`);
   }
 }
 
@@ -137,19 +144,27 @@ export async function simUp(options: SimOptions & { hosts?: number; takeOver?: b
       if (added.includes("added")) log(`note: ${host.name} was created before ${plan.mirror.hostname}; added it to its /etc/hosts (\`sim down\` + \`sim up\` makes it permanent)`);
     }
   }
-  await fillWheelhouses(root);
-  // The package index and the dataset repository, served from the outside network.
-  const tree = await buildOutsideTree(root, plan.outside.treeDir, [{ dir: simCacheDir("wheelhouse") }, { dir: simCacheDir("agent-wheelhouse"), only: /^uv-0\.13\.9-/ }]);
+  await fillWheelhouses(root, log);
+  // The package index (with modelServer.download's pinned client merged in where it cannot change what
+  // Harbor resolves), the dataset repository and the hub's model repo, served from the outside network.
+  const tree = await buildOutsideTree(root, plan.outside.treeDir, [
+    { dir: simCacheDir("wheelhouse") },
+    { dir: simCacheDir("agent-wheelhouse"), only: /^uv-0\.13\.9-/ },
+    { dir: simCacheDir("hf-wheelhouse"), extra: true },
+  ]);
+  for (const w of tree.skippedWheels) log(`note: ${w.file} is not on ${INDEX_HOSTNAME}: ${w.reason}`);
+  const hubRepo = await ensureHubRepo(root, plan.hub.treeDir);
   await ensureOutsideServer(plan, images.outsideImage, outsideHash, log);
+  await ensureHub(plan, images.outsideImage, outsideHash, hubRepo, log);
   await ensureProxy(plan, images.outsideImage, outsideHash, !hadProxyUrl, log);
-  log(`outside: ${INDEX_URL} (${tree.wheels} wheels), ${DATASET_GIT_URL} (pinned ${tree.commits.pinned}, HEAD ${tree.commits.head}); conditions ${JSON.stringify(readConditionsFile(conditionsFile))}`);
+  log(`outside: ${INDEX_URL} (${tree.wheels} wheels), ${DATASET_GIT_URL} (pinned ${tree.commits.pinned}, HEAD ${tree.commits.head}), ${HUB_ENDPOINT} (${hubRepo.repo} at ${hubRepo.revision}); conditions ${JSON.stringify(readConditionsFile(conditionsFile))}`);
   for (const host of plan.hosts) {
     await waitSystemd(host, log);
     await provisionHost(plan, host, proxyUrl, log);
   }
   for (const host of plan.hosts) await waitHostReady(plan, host, proxyUrl, log, !olderHosts.has(host.name));
 
-  writeFileSync(join(root, plan.clusterFile), `${JSON.stringify(clusterJson(plan, images, tree), null, 2)}\n`);
+  writeFileSync(join(root, plan.clusterFile), `${JSON.stringify(clusterJson(plan, images, { ...tree, hub: hubRepo }), null, 2)}\n`);
   const seconds = (Date.now() - started) / 1000;
   log(`cluster up in ${seconds.toFixed(1)}s: ${plan.hosts.map((h) => h.name).join(", ")}; ${built.length} image(s) built, ${pushed.length} pushed; see ${plan.clusterFile}`);
   return { plan, images, built, pushed, createdHosts, seconds };
@@ -215,7 +230,7 @@ export async function simDown(options: SimOptions & { discardResults?: boolean; 
 
   // Files `sim up` made; <stateDir>/results (benchmark results) stays.
   const state = join(root, layout.stateDir);
-  for (const f of ["id_ed25519", "id_ed25519.pub", "known_hosts", "cluster.json", "hosts", "proxy-url", "network", "registry-password", "registry"]) rmSync(join(state, f), { recursive: true, force: true });
+  for (const f of ["id_ed25519", "id_ed25519.pub", "known_hosts", "cluster.json", "hosts", "proxy-url", "network", "registry-password", "registry", "hub"]) rmSync(join(state, f), { recursive: true, force: true });
   removeEmptyDirs(state, root);
 
   const purgedImages: string[] = [];
@@ -229,6 +244,7 @@ export async function simDown(options: SimOptions & { discardResults?: boolean; 
     }
     rmSync(layout.registry.cacheDir, { recursive: true, force: true });
     rmSync(layout.outside.treeDir, { recursive: true, force: true });
+    rmSync(layout.hub.treeDir, { recursive: true, force: true });
     // The rehearsal's dataset and ground truth describe images and a repository that are gone now.
     rmSync(join(state, "rehearsal"), { recursive: true, force: true });
     removeEmptyDirs(state, root);
@@ -255,6 +271,8 @@ export interface StatusReport {
   /** The egress proxy and the index/git server (absent in reports of older code). */
   proxy?: { name: string; state: string };
   outside?: { name: string; state: string };
+  /** The fake Hugging Face Hub (absent in reports of older code). */
+  hub?: { name: string; state: string };
   hosts: HostStatus[];
 }
 
@@ -296,6 +314,7 @@ export async function simStatus(options: SimOptions): Promise<StatusReport> {
     mirror: { name: `${plan.mirror.hostname}:${plan.mirror.port} (${plan.mirror.ip})`, state: (await containerState(plan.mirror.container)) ?? "absent" },
     proxy: { name: `${plan.proxy.hostname}:${plan.proxy.port} (${plan.proxy.ip})`, state: (await containerState(plan.proxy.container)) ?? "absent" },
     outside: { name: `${INDEX_HOSTNAME} + ${GIT_HOSTNAME} (${plan.outside.ip})`, state: (await containerState(plan.outside.container)) ?? "absent" },
+    hub: { name: `${plan.hub.hostname} (${plan.hub.ip})`, state: (await containerState(plan.hub.container)) ?? "absent" },
     hosts,
   };
 }
@@ -307,6 +326,7 @@ export function formatStatus(report: StatusReport): string {
   if (report.mirror) lines.push(`mirror ${report.mirror.name}: ${report.mirror.state}`);
   if (report.proxy) lines.push(`proxy ${report.proxy.name}: ${report.proxy.state}`);
   if (report.outside) lines.push(`index/git ${report.outside.name}: ${report.outside.state}`);
+  if (report.hub) lines.push(`hub ${report.hub.name}: ${report.hub.state}`);
   if (report.hosts.length === 0) {
     lines.push("no hosts (run `reprobench sim up`)");
     return lines.join("\n");

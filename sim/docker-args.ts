@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import { currentLease } from "./lease";
 import { CHECKOUT_LABEL, DEFAULT_INSTANCE, HOST_LABEL, INSTANCE_LABEL, LEASE_LABEL, ROLE_LABEL, SIM_LABEL, type HostPlan, type InstanceLayout } from "./layout";
+import { HUB_FAULTS_NAME, HUB_REQUEST_LOG_NAME, HUB_ROOT_MOUNT, HUB_SCRIPT_IN_IMAGE, HUB_STATE_MOUNT } from "./hub-repo";
 import { CONDITIONS_FILE_NAME, CONDITIONS_MOUNT, GIT_HOSTNAME, INDEX_HOSTNAME } from "./outside";
 import { REGISTRY_PASSWORD_MOUNT, REGISTRY_STATE_MOUNT } from "./registry";
 
@@ -52,6 +53,7 @@ export function outsideHostEntries(plan: InstanceLayout): string[] {
     "--add-host", `${INDEX_HOSTNAME}:${plan.outside.ip}`,
     "--add-host", `${GIT_HOSTNAME}:${plan.outside.ip}`,
     "--add-host", `${plan.mirror.hostname}:${plan.mirror.ip}`,
+    "--add-host", `${plan.hub.hostname}:${plan.hub.ip}`,
   ];
 }
 
@@ -114,6 +116,32 @@ export function outsideRunArgs(plan: InstanceLayout & { root?: string }, image: 
 }
 
 /**
+ * The fake Hugging Face Hub (sim/hub/hub.py, in the sim-outside image) as hub.sim:80 on the outside network:
+ * its repos read-only from the hub tree (a cache), the faults file and the request log in the state dir.
+ */
+export function hubRunArgs(plan: InstanceLayout & { root: string }, image: string): string[] {
+  return [
+    "docker", "run", "-d",
+    "--name", plan.hub.container,
+    "--hostname", plan.hub.hostname,
+    ...simLabels(plan, { [ROLE_LABEL]: "hub" }),
+    "--network", plan.outside.network.name,
+    "--ip", plan.hub.ip,
+    "-v", `${plan.hub.treeDir}:${HUB_ROOT_MOUNT}:ro`,
+    "-v", `${join(plan.root, plan.hub.stateDir)}:${HUB_STATE_MOUNT}`,
+    "--restart", "unless-stopped",
+    image,
+    "python3", HUB_SCRIPT_IN_IMAGE, "serve", "--root", HUB_ROOT_MOUNT, "--listen", "0.0.0.0", "--port", String(plan.hub.port),
+    "--faults", `${HUB_STATE_MOUNT}/${HUB_FAULTS_NAME}`, "--log", `${HUB_STATE_MOUNT}/${HUB_REQUEST_LOG_NAME}`,
+  ];
+}
+
+/** The destinations the egress proxy lets through (host:port, as sim-proxy.py's --allow takes them). */
+export function egressAllow(plan: InstanceLayout): string[] {
+  return [`${plan.registry.hostname}:${plan.registry.port}`, `${INDEX_HOSTNAME}:80`, `${GIT_HOSTNAME}:80`, `${plan.hub.hostname}:${plan.hub.port}`];
+}
+
+/**
  * The egress proxy, created on the outside network (the cluster network is connected before start).
  * Its credentials file and the conditions directory are bind-mounted read-only from the state dir.
  */
@@ -128,6 +156,7 @@ export function proxyCreateArgs(plan: InstanceLayout & { root: string }, image: 
     "--add-host", `${plan.registry.hostname}:${plan.registry.ip}`,
     "--add-host", `${INDEX_HOSTNAME}:${plan.outside.ip}`,
     "--add-host", `${GIT_HOSTNAME}:${plan.outside.ip}`,
+    "--add-host", `${plan.hub.hostname}:${plan.hub.ip}`,
     "-v", `${join(plan.root, plan.proxyUrlFile)}:/etc/reprobench/proxy-url:ro`,
     "-v", `${join(plan.root, plan.networkConditionsFile, "..")}:${CONDITIONS_MOUNT}:ro`,
     "--restart", "unless-stopped",
@@ -135,5 +164,6 @@ export function proxyCreateArgs(plan: InstanceLayout & { root: string }, image: 
     "python3", "/usr/local/lib/reprobench/sim-proxy.py", "--mode", "egress", "--listen", "0.0.0.0", "--port", String(plan.proxy.port),
     "--credentials-file", "/etc/reprobench/proxy-url",
     "--conditions", `${CONDITIONS_MOUNT}/${CONDITIONS_FILE_NAME}`,
+    "--allow", egressAllow(plan).join(","),
   ];
 }

@@ -85,8 +85,13 @@ export function imageSpecs(root: string, taskDirs: string[]): ImageSpec[] {
     },
     dockerfileSpec("sim-host", join(images, "sim-host"), { parent: "debian-base" }),
     dockerfileSpec("sim-registry", join(images, "registry"), { parent: "debian-base" }),
-    // The outside: package index + git server (http.server over a static tree) and the egress proxy.
-    dockerfileSpec("sim-outside", join(root, "sim", "proxy"), { parent: "debian-base" }),
+    // The outside: package index + git server (http.server over a static tree), the egress proxy and the
+    // fake Hugging Face Hub. Context sim/ (the Dockerfile copies proxy/ and hub/hub.py); only those are hashed.
+    dockerfileSpec("sim-outside", join(root, "sim", "proxy"), {
+      parent: "debian-base",
+      contextDir: join(root, "sim"),
+      hashInputs: [join(root, "sim", "proxy"), join(root, "sim", "hub", "hub.py")],
+    }),
     dockerfileSpec("sim-probe", join(images, "probe"), { push: "reprobench/sim-probe" }),
     dockerfileSpec("task-base", join(images, "task-base"), {
       parent: "debian-base",

@@ -1,6 +1,7 @@
 // Where a sim instance lives and what its parts are called: slots, labels, names, subnets, addresses, ports and state paths (pure).
 import { join } from "node:path";
 import { simCacheDir } from "./images";
+import { HUB_FAULTS_NAME, HUB_HOSTNAME, HUB_PORT, HUB_REQUEST_LOG_NAME } from "./hub-repo";
 import { CONDITIONS_FILE_NAME, PROXY_HOSTNAME, PROXY_PORT } from "./outside";
 import { MIRROR_HOSTNAME, MIRROR_PORT, QUOTA_FILE_NAME, REGISTRY_USER, REQUEST_LOG_NAME } from "./registry";
 
@@ -107,6 +108,12 @@ export interface InstanceLayout {
   outside: { network: { name: string; subnet: string; gateway: string; prefix: string }; container: string; ip: string; treeDir: string };
   /** The egress proxy: on the outside network (outsideIp) and on the cluster network (ip, proxy.sim). */
   proxy: { container: string; ip: string; outsideIp: string; hostname: string; port: number };
+  /**
+   * The fake Hugging Face Hub (sim/hub/hub.py) on the outside network, `hub.sim:80`: its repos are in
+   * `treeDir` (a cache beside the outside tree, hub.py's --root); `faultsFile` (read at every request) and `requestLog`
+   * (JSON lines) are in `stateDir`, bind-mounted into the container. Paths but treeDir are project-relative.
+   */
+  hub: { container: string; ip: string; hostname: string; port: number; treeDir: string; stateDir: string; faultsFile: string; requestLog: string };
   /** Project-relative: the proxy URL with credentials (0600) and the conditions file the proxy reads. */
   proxyUrlFile: string;
   networkConditionsFile: string;
@@ -138,6 +145,16 @@ export function instanceLayout(instance: SimInstance = DEFAULT_INSTANCE): Instan
       treeDir: simCacheDir(join("sim-outside", instance.name)),
     },
     proxy: { container: `${containerPrefix}-proxy`, ip: `${prefix}.3`, outsideIp: `${outside}.3`, hostname: PROXY_HOSTNAME, port: PROXY_PORT },
+    hub: {
+      container: `${containerPrefix}-hub`,
+      ip: `${outside}.40`,
+      hostname: HUB_HOSTNAME,
+      port: HUB_PORT,
+      treeDir: simCacheDir(join("sim-hub", instance.name)),
+      stateDir: `${stateDir}/hub`,
+      faultsFile: `${stateDir}/hub/${HUB_FAULTS_NAME}`,
+      requestLog: `${stateDir}/hub/${HUB_REQUEST_LOG_NAME}`,
+    },
     proxyUrlFile: `${stateDir}/proxy-url`,
     networkConditionsFile: `${stateDir}/network/${CONDITIONS_FILE_NAME}`,
     registry: {

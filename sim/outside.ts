@@ -330,6 +330,62 @@ export function simpleIndexPages(wheels: { file: string; sha256: string }[]): Re
   return pages;
 }
 
+/** The version part of a wheel's file name (`name-version(-build)?-py-abi-plat.whl`). */
+export function wheelVersion(file: string): string {
+  return file.split("-")[1] ?? "";
+}
+
+/**
+ * Compares two plain PEP 440 versions (dotted numbers, optionally `.postN`): <0, 0, >0; undefined for
+ * anything else (pre-releases, dev, local versions), which callers treat as "cannot tell".
+ */
+export function compareVersions(a: string, b: string): number | undefined {
+  const parse = (v: string) => {
+    const m = /^(\d+(?:\.\d+)*)(?:\.post(\d+))?$/.exec(v);
+    return m ? { release: m[1].split(".").map(Number), post: m[2] === undefined ? -1 : Number(m[2]) } : undefined;
+  };
+  const x = parse(a);
+  const y = parse(b);
+  if (!x || !y) return undefined;
+  for (let i = 0; i < Math.max(x.release.length, y.release.length); i++) {
+    const d = (x.release[i] ?? 0) - (y.release[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return x.post - y.post;
+}
+
+/**
+ * Which wheels of an extra wheelhouse can join the index beside `base`'s without changing what a resolver
+ * picks from it (pip and uv take the highest version that fits): a file `base` has is served already; a
+ * project `base` lacks is added; a project `base` has is added only in a version older than every one of
+ * base's (so Harbor's install still gets the version it got before); anything else is skipped, with why.
+ */
+export function mergeableWheels(base: string[], extra: string[]): { add: string[]; already: string[]; skipped: { file: string; reason: string }[] } {
+  const baseFiles = new Set(base);
+  const versions = new Map<string, string[]>();
+  for (const f of base) versions.set(wheelProject(f), [...(versions.get(wheelProject(f)) ?? []), wheelVersion(f)]);
+  const add: string[] = [];
+  const already: string[] = [];
+  const skipped: { file: string; reason: string }[] = [];
+  for (const file of [...extra].sort()) {
+    if (baseFiles.has(file)) {
+      already.push(file);
+      continue;
+    }
+    const project = wheelProject(file);
+    const have = versions.get(project);
+    if (!have) {
+      add.push(file);
+      continue;
+    }
+    const v = wheelVersion(file);
+    const olderThanAll = have.every((h) => (compareVersions(v, h) ?? 0) < 0);
+    if (olderThanAll) add.push(file);
+    else skipped.push({ file, reason: `${project} ${v} is not older than the index's ${have.join(", ")}: serving it could change what the base wheelhouse's installs resolve` });
+  }
+  return { add, already, skipped };
+}
+
 function sha256File(path: string): string {
   return createHash("sha256").update(readFileSync(path)).digest("hex");
 }
@@ -363,20 +419,41 @@ export interface OutsideTree {
   wheels: number;
   harborSha256?: string;
   commits: DatasetCommits;
+  /** Wheels of `extra` wheel dirs left out of the index (mergeableWheels), with why. */
+  skippedWheels: { file: string; reason: string }[];
+}
+
+/**
+ * A wheel directory of the index. `only` filters its files; `extra` marks one merged beside the earlier
+ * dirs without changing what they resolve to (mergeableWheels): e.g. the modelServer.download client's pins.
+ */
+export interface WheelDir {
+  dir: string;
+  only?: RegExp;
+  extra?: boolean;
 }
 
 /**
  * Fills `tree` (served at / by the outside container): files/<wheel> (hard links into the wheel caches,
- * copies across file systems), simple/…/index.html with #sha256= fragments, and the bare dataset
+ * copies across file systems; a file name once, the first dir's), simple/…/index.html with #sha256= fragments, and the bare dataset
  * repository terminal-bench-sim.git prepared for dumb HTTP (one pack, `git update-server-info`). Idempotent.
  */
-export async function buildOutsideTree(root: string, tree: string, wheelDirs: { dir: string; only?: RegExp }[]): Promise<OutsideTree> {
+export async function buildOutsideTree(root: string, tree: string, wheelDirs: WheelDir[]): Promise<OutsideTree> {
   const files = join(tree, "files");
   mkdirSync(files, { recursive: true });
   const wheels: { file: string; sha256: string }[] = [];
-  for (const { dir, only } of wheelDirs) {
+  const skippedWheels: { file: string; reason: string }[] = [];
+  for (const { dir, only, extra } of wheelDirs) {
     if (!existsSync(dir)) continue;
-    for (const file of readdirSync(dir).filter((f) => f.endsWith(".whl") && (!only || only.test(f))).sort()) {
+    let names = readdirSync(dir).filter((f) => f.endsWith(".whl") && (!only || only.test(f))).sort();
+    if (extra) {
+      const merge = mergeableWheels(wheels.map((w) => w.file), names);
+      skippedWheels.push(...merge.skipped);
+      names = merge.add;
+    } else {
+      names = names.filter((f) => !wheels.some((w) => w.file === f));
+    }
+    for (const file of names) {
       const src = join(dir, file);
       const dest = join(files, file);
       if (!existsSync(dest) || statSync(dest).size !== statSync(src).size) {
@@ -398,7 +475,7 @@ export async function buildOutsideTree(root: string, tree: string, wheelDirs: { 
     const commits = await buildDatasetRepo(root, work);
     await publishBareRepository(work, tree, DATASET_REPO, commits.head);
     const harbor = wheels.find((w) => /^harbor-0\.21\.0-/.test(w.file));
-    return { wheels: wheels.length, harborSha256: harbor?.sha256, commits };
+    return { wheels: wheels.length, harborSha256: harbor?.sha256, commits, skippedWheels };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

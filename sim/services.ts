@@ -1,9 +1,10 @@
-// The containers beside the hosts (registry, mirror, index/git server, egress proxy), each (re)created when its image, password or networks call for it.
+// The containers beside the hosts (registry, mirror, index/git server, hub, egress proxy), each (re)created when its image, password or networks call for it.
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { containerHash, containerNetworks, containerState, docker } from "./docker";
-import { mirrorCreateArgs, outsideRunArgs, proxyCreateArgs, registryRunArgs } from "./docker-args";
+import { containerHash, containerNetworks, containerState, docker, tryDocker } from "./docker";
+import { hubRunArgs, mirrorCreateArgs, outsideRunArgs, proxyCreateArgs, registryRunArgs } from "./docker-args";
 import { fetchWithin, waitFor } from "./exec";
+import type { HubRepo } from "./hub-repo";
 import type { ClusterPlan } from "./layout";
 import type { Log } from "./log";
 import { GIT_HOSTNAME, INDEX_HOSTNAME } from "./outside";
@@ -109,6 +110,39 @@ export async function ensureOutsideServer(plan: ClusterPlan, image: string, want
   } else if (state !== "running") {
     await docker(["start", outside.container]);
   }
+}
+
+/**
+ * The fake Hugging Face Hub (hub.sim), recreated when its image changed (it holds no state: its repos are a
+ * cache, its faults file and request log are in the state dir). Once (re)started, waits until it listens.
+ */
+export async function ensureHub(plan: ClusterPlan, image: string, wantHash: string | undefined, repo: HubRepo, log: Log): Promise<void> {
+  const { hub } = plan;
+  let state = await containerState(hub.container);
+  if (state !== undefined && (await containerHash(hub.container)) !== wantHash) {
+    await docker(["rm", "-f", hub.container], 120_000);
+    state = undefined;
+  }
+  mkdirSync(join(plan.root, hub.stateDir), { recursive: true, mode: 0o700 });
+  if (state === undefined) {
+    await docker(hubRunArgs(plan, image).slice(1));
+    log(`started ${hub.hostname} (${hub.container}, ${hub.ip}): ${repo.repo} at ${repo.revision} (${repo.files} files, ${repo.bytes} bytes) from ${hub.treeDir}; faults ${hub.faultsFile}, requests logged to ${hub.requestLog}`);
+  } else if (state !== "running") {
+    await docker(["start", hub.container]);
+  } else {
+    return; // running already: a warm `sim up` costs two inspects
+  }
+  let last = "";
+  await waitFor(
+    `${hub.hostname} (${hub.container}) to listen`,
+    async () => {
+      const r = await tryDocker(["logs", hub.container], 10_000);
+      if (/hub: listening on/.test(r.stdout)) return true;
+      last = (r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ");
+      return undefined;
+    },
+    { timeoutMs: 30_000, lastError: () => last },
+  );
 }
 
 /** The egress proxy, recreated when its image changed or its credentials file was (re)made. */

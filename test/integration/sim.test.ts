@@ -19,6 +19,7 @@ import { sshArgs, sshRun } from "../../sim/ssh";
 import { MODEL_DIR, JOBS_DIR, type ClusterPlan, type HostPlan, type SimInstance } from "../../sim/layout";
 import { mustRun, run, waitFor } from "../../sim/exec";
 import { simCacheDir } from "../../sim/images";
+import { HUB_REPO, HUB_REVISION } from "../../sim/hub-repo";
 import { datasetCommits } from "../../sim/outside";
 
 const root = resolve(__dirname, "..", "..");
@@ -132,14 +133,14 @@ describe("simulated cluster (real docker)", () => {
     }
   });
 
-  it("reaches the outside only through the proxy: registry, index and git; direct connections are dropped", async () => {
-    const cluster = JSON.parse(readFileSync(join(root, plan.clusterFile), "utf8")) as { outside: { harborWheelSha256: string; datasetPinnedCommit: string; datasetHeadCommit: string } };
+  it("reaches the outside only through the proxy: registry, index, git and hub; direct connections are dropped", async () => {
+    const cluster = JSON.parse(readFileSync(join(root, plan.clusterFile), "utf8")) as { outside: { harborWheelSha256: string; datasetPinnedCommit: string; datasetHeadCommit: string; hub: { revision: string } } };
     const commits = await datasetCommits(root);
     expect(cluster.outside).toMatchObject({ datasetPinnedCommit: commits.pinned, datasetHeadCommit: commits.head });
     const harborSha = createHash("sha256").update(readFileSync(join(simCacheDir("wheelhouse"), "harbor-0.21.0-py3-none-any.whl"))).digest("hex");
     expect(cluster.outside.harborWheelSha256).toBe(harborSha);
     for (const host of plan.hosts) {
-      for (const url of ["http://registry.sim:5000/v2/", "http://pypi.sim/simple/", "http://proxy.sim:3128/"]) {
+      for (const url of ["http://registry.sim:5000/v2/", "http://pypi.sim/simple/", `http://${plan.hub.ip}/api/models/${HUB_REPO}`, "http://proxy.sim:3128/"]) {
         const direct = await ssh(host, `curl --noproxy '*' --connect-timeout 3 --max-time 6 -sS -o /dev/null ${url}`, 30_000);
         // proxy.sim itself is reachable (it answers a non-proxy request with 400); the outside is not.
         if (url.includes("proxy.sim")) expect(direct.code).toBe(0);
@@ -154,6 +155,11 @@ describe("simulated cluster (real docker)", () => {
       expect(wheelSha.split(" ")[0]).toBe(harborSha);
       const refs = await mustViaProxy(host, "git ls-remote http://git.sim/terminal-bench-sim.git");
       expect(refs).toContain(`${commits.head}\tHEAD`);
+      // The hub serves its repo at the pinned commit, and pypi.sim the client modelServer.download installs.
+      const info = JSON.parse(await mustViaProxy(host, `curl -fsS http://hub.sim/api/models/${HUB_REPO}/revision/main`)) as { sha: string };
+      expect(info.sha).toBe(HUB_REVISION);
+      expect(cluster.outside.hub.revision).toBe(HUB_REVISION);
+      expect(await mustViaProxy(host, "curl -fsS http://pypi.sim/simple/huggingface-hub/")).toContain("huggingface_hub-1.17.0-py3-none-any.whl#sha256=3b8156d23118e87f6a587648bfbc04f04a12a757ccb4ed298b35c4ae638bf24c");
       // Without credentials the proxy answers 407; to a destination outside its allowlist 403.
       const anon = await ssh(host, "curl -sS -o /dev/null -w '%{http_code}' -x http://proxy.sim:3128 http://registry.sim:5000/v2/");
       expect(anon.stdout).toBe("407");
@@ -327,7 +333,7 @@ describe("simulated cluster (real docker)", () => {
     try {
       const before = await listSimResources(instance);
       console.log(`before sim down: ${JSON.stringify(before)}`);
-      expect(before.containers).toEqual(["reprobench-sim-itest-mirror", "reprobench-sim-itest-outside", "reprobench-sim-itest-proxy", "reprobench-sim-itest-registry", "reprobench-sim-itest-worker-a", "reprobench-sim-itest-worker-b"]);
+      expect(before.containers).toEqual(["reprobench-sim-itest-hub", "reprobench-sim-itest-mirror", "reprobench-sim-itest-outside", "reprobench-sim-itest-proxy", "reprobench-sim-itest-registry", "reprobench-sim-itest-worker-a", "reprobench-sim-itest-worker-b"]);
       expect(before.volumes).toEqual(["reprobench-sim-itest-worker-a-docker", "reprobench-sim-itest-worker-b-docker"]);
       expect(before.networks).toEqual(["reprobench-sim-itest", "reprobench-sim-itest-outside"]);
       // Whatever else carries the sim label (the default cluster, if up) is not ours to remove.

@@ -34,7 +34,7 @@ function runScript(name: string, env: Record<string, string>) {
 describe("host scripts", () => {
   it("are shellcheck-clean", () => {
     expect(OURS.length).toBeGreaterThanOrEqual(10);
-    const files = [...OURS.map((f) => path.join(SCRIPTS, f)), path.join(REPO, "sim/wheelhouse.sh")];
+    const files = [...OURS.map((f) => path.join(SCRIPTS, f)), path.join(REPO, "sim/wheelhouse.sh"), path.join(REPO, "sim/hf-wheelhouse.sh")];
     const r = spawnSync("shellcheck", ["--severity=style", ...files], { encoding: "utf8" });
     expect(r.error, "shellcheck must be installed (apt-get install -y shellcheck)").toBeUndefined();
     expect(r.stdout).toBe("");

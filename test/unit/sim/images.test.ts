@@ -23,6 +23,7 @@ function fakeRoot(): string {
   put("sim/images/debian-base/build.sh", "#!/usr/bin/env bash\n");
   for (const d of ["sim-host", "registry", "probe", "task-base", "prepull"]) put(`sim/images/${d}/Dockerfile`, `FROM x # ${d}\n`);
   put("sim/proxy/Dockerfile", "FROM reprobench/debian-base:trixie\n");
+  put("sim/hub/hub.py", "# the fake hub\n");
   put("sim/sglang-double/Dockerfile", "FROM reprobench/debian-base:trixie\n");
   put("sim/scenarios/sim-default.json", "{}\n");
   put("sim/dataset/hello-file/environment/Dockerfile", "FROM registry.sim:5000/reprobench/task-base:latest\n");
