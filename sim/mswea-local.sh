@@ -39,7 +39,7 @@ if [ -z "${PYTHON313:-}" ]; then
   if command -v python3.13 >/dev/null 2>&1 && python3.13 -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null; then
     PYTHON313=python3.13
   else
-    PYTHON313=$(find "$HOME/.pyenv/versions" -maxdepth 3 -path '*/3.13.*/bin/python3.13' 2>/dev/null | sort | tail -n1)
+    PYTHON313=$(find "${PYENV_ROOT:-$HOME/.pyenv}/versions" -maxdepth 3 -path '*/3.13.*/bin/python3.13' 2>/dev/null | sort | tail -n1)
   fi
 fi
 if [ -z "$PYTHON313" ] || ! "$PYTHON313" -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null; then
