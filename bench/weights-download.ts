@@ -28,13 +28,20 @@ async function main(): Promise<void> {
   try {
     console.log(`sim instance and stack ready in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     // The hub drops the first transfer of the first shard after 11 MB (once, for whichever worker asks first).
-    writeFileSync(path.join(repoRoot, sim.plan.hub.faultsFile), JSON.stringify([{ kind: "drop", path: "model-00001-*", afterBytes: 11_000_000, times: 1 }]));
+    writeFileSync(path.join(repoRoot, sim.plan.hub.faultsFile), JSON.stringify({ faults: [{ kind: "drop", path: "model-00001-*", afterBytes: 11_000_000, times: 1 }] }));
     const since = new Date().toISOString();
     let output = "";
     const t1 = Date.now();
     const up = await sim.stack.up({ onOutput: (o) => (output += o) });
     console.log(`up: ${up.summary.result} in ${((Date.now() - t1) / 1000).toFixed(0)} s; changes ${JSON.stringify(up.summary.resourceChanges)}`);
-    for (const line of output.split("\n").filter((l) => /weights-download|weights-fetch|preflight.*weights/.test(l))) console.log(`  ${line.trim().slice(0, 260)}`);
+    // Each progress line once (the engine repeats a row's last line with each update), with its resource.
+    const seen = new Set<string>();
+    for (const line of output.split("\n").filter((l) => /weights-download: |preflight of /.test(l))) {
+      const m = /(\S+-weights-fetch|\S+-preflight)\b.*?(weights-download: .*|preflight of .*)$/.exec(line.trim());
+      const text = m ? `${m[1]}: ${m[2]}` : line.trim();
+      if (!seen.has(text)) console.log(`  ${text.slice(0, 260)}`);
+      seen.add(text);
+    }
     const requests = readFileSync(path.join(repoRoot, sim.plan.hub.requestLog), "utf8")
       .trim()
       .split("\n")
