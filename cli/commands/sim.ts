@@ -168,7 +168,7 @@ export const SIM_USAGE = [
   "                                                remove everything `sim up` made (job results are copied",
   "                                                to .sim/results/<host>/ first unless --discard-results);",
   "                                                images and the registry cache stay unless --purge-images",
-  "       reprobench sim status [--json]           state of the registry, mirror, proxy, index/git, hub and each host",
+  "       reprobench sim status [--json]           state of the registry, mirror, proxy, hub and hosts",
   "       reprobench sim network [--latency-ms N] [--bandwidth-kbps N] [--fail-fraction F]",
   "                              [--fail-with 502|503|429|reset] [--seed N] [--fail-targets T,T…] [--reset]",
   "                                                the egress proxy's network conditions (applied to new",
