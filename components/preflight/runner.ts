@@ -7,6 +7,7 @@ import { soleHostWithRole, workerSettings } from "../config/derive";
 import { type LocalFiles, proxyUrlFor } from "../config/loaded";
 import { type ReprobenchConfig, SECRET_PLACEHOLDER } from "../config/schema";
 import { proxyEnvironment } from "../host-proxy";
+import { lastJsonLine } from "../host-script";
 import { type RegistryLogin, registryAuthEnv, registryOf } from "../registry-access";
 import { imageManifest, isGitUrl, tasksDir } from "../run-config";
 import { type CheckResult, type Problem, listSome, result, skipped } from "./verdict";
@@ -283,23 +284,14 @@ export interface RegistryFacts {
   registries: RegistryHeadFact[];
 }
 
-function lastLine(stdout: string, script: string): unknown {
-  const line = stdout.trim().split("\n").pop() ?? "";
-  try {
-    return JSON.parse(line);
-  } catch {
-    throw new Error(`${script}: expected a JSON line at the end of its output, got ${JSON.stringify(line.slice(0, 200))}`);
-  }
-}
-
 export function parseRunnerFacts(stdout: string): RunnerFacts {
-  const v = lastLine(stdout, "check-runner.sh");
+  const v = lastJsonLine<unknown>(stdout, "check-runner.sh");
   if (!isRecord(v) || !Array.isArray(v.probes)) throw new Error("check-runner.sh: its JSON line has no probes");
   return { probes: v.probes as ProbeFact[], dataset: isRecord(v.dataset) ? (v.dataset as unknown as DatasetFact) : null, taskTomls: isRecord(v.taskTomls) ? strings(v.taskTomls) : null };
 }
 
 export function parseRegistryFacts(stdout: string): RegistryFacts {
-  const v = lastLine(stdout, "check-registry.sh");
+  const v = lastJsonLine<unknown>(stdout, "check-registry.sh");
   if (!isRecord(v) || !Array.isArray(v.missing) || !Array.isArray(v.registries)) throw new Error("check-registry.sh: its JSON line has no missing/registries");
   return { docker: v.docker !== false, missing: v.missing.filter((m): m is string => typeof m === "string"), registries: v.registries as RegistryHeadFact[] };
 }
