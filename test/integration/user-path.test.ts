@@ -66,6 +66,22 @@ async function replyDelay(seconds: number): Promise<void> {
   for (const h of plan!.hosts) await onHost(h.name, `curl -fsS -X POST -H 'Content-Type: application/json' -d '{"extra_delay_seconds": ${seconds}}' http://${h.ip}:30001/_double/state >/dev/null`);
 }
 
+/**
+ * Waits (bounded, 300 s) until `status --json` shows a trial of the job running: a user stops a job that runs
+ * trials, and only a running trial is cancelled (and so left for the mop-up pass).
+ */
+async function untilATrialRuns(job: string): Promise<void> {
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const s = await rb(["status", "--stack", "lb", "--json"]);
+    expectExit(s, 0);
+    const report = JSON.parse(s.stdout) as { job: { name: string } | null; trials: { running: number; finished: number } };
+    const seen = `job ${report.job?.name} running ${report.trials.running} finished ${report.trials.finished}`;
+    if (report.job?.name === job && report.trials.running > 0) return;
+    if (Date.now() > deadline) throw new Error(`no trial of ${job} ran within 300 s (last status: ${seen})`);
+  }
+}
+
 async function teardown(): Promise<void> {
   // Whatever happened: stop what is up (the run first, then its cluster), then the instance and the copy.
   for (const stack of ["lb", "a100"]) {
@@ -200,9 +216,10 @@ describe("the README's real-host path through bin/reprobench (sim hosts as real 
   });
 
   it("6. up --stack lb starts the job; status --stack lb shows it running", async () => {
-    // Replies 6 s later (a trial makes three or more requests): the 15 trials take minutes, so the job surely
-    // still runs when it is stopped below; the mop-up pass runs at full speed again.
-    await replyDelay(6);
+    // Replies 30 s later: a trial makes three or more requests, so each runs at least 90 s and the first three
+    // still run when 7b stops the job about 40 s in (at 6 s they had all finished once, and the next three
+    // not yet started: nothing was cancelled). The mop-up pass runs at full speed again.
+    await replyDelay(30);
     upStacks.add("lb");
     const r = await rb(["up", "--stack", "lb"], 1_200_000);
     expectExit(r, 0);
@@ -251,6 +268,7 @@ describe("the README's real-host path through bin/reprobench (sim hosts as real 
       expect(asked.stdout).toContain("reprobench up on stack lb would stop:");
       expect(asked.stdout).toContain("Apply the change on stack lb? [y/N]");
       expect((await onHost("worker-b", `jq -r 'if .finished_at then "finished" else "running" end' /var/lib/reprobench/jobs/${job}/result.json 2>/dev/null || echo running`)).trim()).toBe("running");
+      await untilATrialRuns(job);
       const r = await rb(["up", "--stack", "lb", "--yes"], 1_200_000);
       expectExit(r, 0);
       const m = /^ {2}job: (sim-lb5-\S+)$/m.exec(r.stdout);
@@ -266,18 +284,8 @@ describe("the README's real-host path through bin/reprobench (sim hosts as real 
   });
 
   it("8. down --stack lb --yes stops the job gracefully: trials cancelled, the job dir kept; status shows the stopped job", async () => {
-    // The job of 7b has just been started; Harbor may still be setting up. A user stops a job that runs trials,
-    // so wait (bounded) until one does: otherwise there is nothing to cancel and nothing for step 9 to mop up.
-    const deadline = Date.now() + 300_000;
-    let seen = "";
-    for (;;) {
-      const s = await rb(["status", "--stack", "lb", "--json"]);
-      expectExit(s, 0);
-      const report = JSON.parse(s.stdout) as { job: { name: string } | null; trials: { running: number; finished: number } };
-      seen = `job ${report.job?.name} running ${report.trials.running} finished ${report.trials.finished}`;
-      if (report.job?.name === job && report.trials.running > 0) break;
-      if (Date.now() > deadline) throw new Error(`no trial of ${job} ran within 300 s (last status: ${seen})`);
-    }
+    // The job of 7b has just been started; Harbor may still be setting up.
+    await untilATrialRuns(job);
     const r = await rb(["down", "--stack", "lb", "--yes"], 900_000);
     expectExit(r, 0);
     upStacks.delete("lb");
