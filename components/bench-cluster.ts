@@ -252,6 +252,8 @@ export class BenchCluster extends pulumi.ComponentResource {
             host: hosts[host.name], settings: workerSettings(config, host.name), apiKey: apiKey.result, registryEnv, followImageTags: config.followImageTags,
             // Every worker passes its host's preflight before its server is created or replaced.
             preflight: hostPlan(config, host.name),
+            // Downloaded weights: a new commit restarts the server on them.
+            weightsCommit: weights[host.name]?.report.commit,
           },
           child({ dependsOn: [daemons[host.name], ...(bridge ? [bridge] : []), ...(weights[host.name] ? [weights[host.name]] : [])] }),
         ),

@@ -19,6 +19,8 @@ export interface ContainerSpec {
 /** The label every container reprobench creates carries, and its role. */
 export const MANAGED_LABEL = "io.reprobench.managed";
 export const ROLE_LABEL = "io.reprobench.role";
+/** A worker's label with the commit of the weights it loaded (modelServer.download). */
+export const WEIGHTS_COMMIT_LABEL = "io.reprobench.weights-commit";
 
 export function containerLabels(role: "worker" | "router"): { label: string; value: string }[] {
   return [

@@ -1,7 +1,7 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import { CheckedCommand } from "./checked-command";
-import { type ContainerSpec, apiKeyEntrypoint, containerLabels, ulimitList } from "./container-spec";
+import { type ContainerSpec, WEIGHTS_COMMIT_LABEL, apiKeyEntrypoint, containerLabels, ulimitList } from "./container-spec";
 import { scriptWithEnv, specHash } from "./host-script";
 import { pinnedImageRef, registryDigest } from "./image-digest";
 import { guardHooks } from "./restart-guard";
@@ -88,6 +88,12 @@ export interface ModelServerArgs {
    * or replaced only after the host passed the preflight (WorkerPreflight, `<name>-preflight`). Omitted: none.
    */
   readonly preflight?: HostPlan;
+  /**
+   * The commit of the weights the server loads (modelServer.download's WeightsDownload report): a new one
+   * re-runs the preflight and restarts the server, which would otherwise go on serving the weights it
+   * loaded before the download replaced them. Omitted (weights put there by other means): nothing changes.
+   */
+  readonly weightsCommit?: pulumi.Input<string>;
 }
 
 /**
@@ -132,12 +138,16 @@ export class ModelServer extends pulumi.ComponentResource {
     );
     this.image = new docker.RemoteImage(`${name}-image`, { name: digest.apply((d) => pinnedImageRef(s.image, d)), keepLocally: true }, childOpts);
     const user = s.user === "ssh-user" ? loginUserOf(host) : pulumi.output(s.user);
+    const weightsCommit = args.weightsCommit === undefined ? undefined : pulumi.output(args.weightsCommit);
     // The host's preflight, with the very image the container runs, before the container is created or
-    // replaced: run again whenever what would restart the server changes (spec, image, user).
+    // replaced: run again whenever what would restart the server changes (spec, image, user, weights).
     this.preflight = args.preflight
       ? new WorkerPreflight(
           `${name}-preflight`,
-          { host, plan: args.preflight, image: this.image.imageId, trigger: pulumi.all([this.image.imageId, user]).apply(([id, u]) => specHash({ spec, image: id, user: u })) },
+          {
+            host, plan: args.preflight, image: this.image.imageId,
+            trigger: pulumi.all([this.image.imageId, user, weightsCommit]).apply(([id, u, weights]) => specHash({ spec, image: id, user: u, ...(weights === undefined ? {} : { weights }) })),
+          },
           childOpts,
         )
       : undefined;
@@ -149,6 +159,8 @@ export class ModelServer extends pulumi.ComponentResource {
       `${name}-container`,
       {
         ...spec,
+        // The weights' commit as a label: labels are fixed at creation, so a new commit replaces (restarts) it.
+        labels: weightsCommit === undefined ? spec.labels : weightsCommit.apply((commit) => [...spec.labels, { label: WEIGHTS_COMMIT_LABEL, value: commit }]),
         image: this.image.imageId,
         user,
         entrypoints: apiKeyEntrypoint(),

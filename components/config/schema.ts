@@ -363,7 +363,7 @@ export const downloadSchema = z
     repo: z.string().regex(HUB_REPO, { message: "expected a Hugging Face model repo id org/name, such as Qwen/Qwen3-32B" }),
     /**
      * A commit (40 hex, repeatable) or a branch or tag; a branch is resolved once, and the commit it named
-     * is kept until the revision in the config changes.
+     * is kept until the revision in the config changes. A new commit restarts the server on it.
      */
     revision: z.string().regex(HUB_REVISION, { message: "expected a commit (40 hex characters) or a branch or tag name such as main" }),
     /** The hub (HF_ENDPOINT): huggingface.co, or a mirror serving the Hub's HTTP API. */

@@ -6,16 +6,19 @@ import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { stackConfigFromYaml } from "../../../components/config/stack-file";
+import { WEIGHTS_COMMIT_LABEL } from "../../../components/container-spec";
 import { CLUSTER_SECRETS, clusterMockState, programMocks, type Registration } from "../../helpers/program-mocks";
 
 const REPO = path.resolve(__dirname, "../../..");
 const base = clusterMockState(1);
+/** The commit the mock hub gives a revision: "v2" another than every other. */
+const commitOf = (create: string) => (create.includes("export REVISION=v2\n") ? "d" : "c").repeat(40);
 const mocks = programMocks({
   stack: "a100",
   // What weights-download.sh prints last, for the download steps (the shared mock state has none).
   mockState: (type, name, inputs) =>
     name.endsWith("-weights-fetch")
-      ? { ...inputs, stdout: JSON.stringify({ repo: "Qwen/Qwen3-32B", revision: "main", commit: "c".repeat(40), modelPath: "/m", files: 1, bytes: 1, changed: true }), observed: "ok" }
+      ? { ...inputs, stdout: JSON.stringify({ repo: "Qwen/Qwen3-32B", revision: "main", commit: commitOf(String(inputs.create)), modelPath: "/m", files: 1, bytes: 1, changed: true }), observed: "ok" }
       : base(type, name, inputs),
   secrets: { ...CLUSTER_SECRETS, hfToken: "hf_programTestToken" },
   rootDirectory: REPO,
@@ -60,6 +63,22 @@ describe("modelServer.download in the program", () => {
       // The preflight's record step (and so the gate in its hook) waits for the download.
       const facts = named(rs, `${host}-sglang-preflight-facts`);
       expect(facts.dependencies.some((d) => d === fetch.urn || d === component.urn)).toBe(true);
+    }
+  });
+
+  it("the server carries the downloaded commit: a new one re-runs the preflight and replaces (restarts) the container", async () => {
+    const labelOf = (rs: Registration[], host: string) =>
+      (named(rs, `${host}-sglang-container`).inputs.labels as { label: string; value: string }[]).find((l) => l.label === WEIGHTS_COMMIT_LABEL)?.value;
+    const triggerOf = (rs: Registration[], host: string) => String(named(rs, `${host}-sglang-preflight-facts`).inputs.spec);
+    const without = await mocks.run(cluster());
+
+    const withDownload = await mocks.run(cluster({ repo: "Qwen/Qwen3-32B", revision: "main" }));
+    const otherCommit = await mocks.run(cluster({ repo: "Qwen/Qwen3-32B", revision: "v2" }));
+    for (const host of ["worker-a", "worker-b"]) {
+      expect(labelOf(without, host)).toBeUndefined();
+      expect(labelOf(withDownload, host)).toBe("c".repeat(40));
+      expect(labelOf(otherCommit, host)).toBe("d".repeat(40));
+      expect(triggerOf(withDownload, host)).not.toBe(triggerOf(otherCommit, host));
     }
   });
 });
