@@ -18,7 +18,7 @@ import { daemonRegistryMirrors } from "./registry-access";
 import { type RestartGuardSettings, restartGuardHook } from "./restart-guard";
 import { SglangRouter } from "./sglang-router";
 import { ModelServer } from "./model-server";
-import { hostPlan } from "./preflight/plan";
+import { type PreflightFacts, hostPlan } from "./preflight/plan";
 import type { HostConnection } from "./transport";
 import { type DatasetReport, TaskDataset } from "./task-dataset";
 import { TaskImages, type TaskImagesReport } from "./task-images";
@@ -69,6 +69,8 @@ export interface ClusterHandle {
   readonly images: pulumi.Input<TaskImagesReport>;
   /** Worker host → /server_info text. */
   readonly workerServerInfo: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** Worker host → its preflight's facts, for the run manifest (absent: none recorded, `preflight: {}`). */
+  readonly workerPreflight?: pulumi.Input<Record<string, pulumi.Input<PreflightFacts>>>;
   /** Server and router images as pulled (name@sha256:…), keyed by role and host. */
   readonly serverImages: pulumi.Input<Record<string, pulumi.Input<string>>>;
 }
@@ -123,6 +125,8 @@ export class BenchCluster extends pulumi.ComponentResource {
   public readonly config: ReprobenchConfig;
   /** The model servers, by worker host name. */
   public readonly workers: Record<string, ModelServer>;
+  /** Worker host → what its preflight found (GPUs, driver, weights, fit): the stack output and the run manifest. */
+  public readonly workerPreflight: Record<string, pulumi.Output<PreflightFacts>>;
   /** The weights downloads (modelServer.download), by worker host name; empty without it. */
   public readonly weights: Record<string, WeightsDownload>;
   public readonly router?: SglangRouter;
@@ -259,6 +263,10 @@ export class BenchCluster extends pulumi.ComponentResource {
         ),
     );
     this.workers = Object.fromEntries(workerHosts.map((h, i) => [h.name, workers[i]]));
+    this.workerPreflight = Object.fromEntries(workerHosts.flatMap((h, i) => {
+      const facts = workers[i].preflight?.facts;
+      return facts ? [[h.name, facts]] : [];
+    }));
 
     // With router.enabled false (seeds 002/003: one server, no router) Harbor talks to the worker itself. The
     // router consumes the workers' URLs, each resolving once that worker passed its gate.
@@ -331,7 +339,8 @@ export class BenchCluster extends pulumi.ComponentResource {
     this.handle = harbor && taskDataset
       ? {
           hosts, runner: runnerName, apiKey: apiKey.result, install: harbor.install, dataset: taskDataset.dataset,
-          images: taskImages ? taskImages.report : { ready: 0, total: 0, images: {} }, workerServerInfo, serverImages: this.serverImages,
+          images: taskImages ? taskImages.report : { ready: 0, total: 0, images: {} }, workerServerInfo, workerPreflight: this.workerPreflight,
+          serverImages: this.serverImages,
         }
       : undefined;
 
@@ -385,6 +394,7 @@ export function runInputs(cluster: ClusterHandle) {
     dataset: cluster.dataset,
     images: cluster.images,
     workerServerInfo: cluster.workerServerInfo,
+    workerPreflight: cluster.workerPreflight,
     serverImages: cluster.serverImages,
   };
 }

@@ -4,6 +4,7 @@ import { CheckedCommand } from "./checked-command";
 import type { HarborInstallReport } from "./harbor-runner";
 import type { ClusterHost } from "./host";
 import { bashCommand, hostScript, lastJsonLine, rootCommand, scriptWithEnv, shellQuote } from "./host-script";
+import type { PreflightFacts } from "./preflight/plan";
 import { type ConfigCheck, type JobSummary, type RunPaths, runManifest, runPaths, summarizeJobResult } from "./run-config";
 import { commandConnection, loginSudo } from "./transport";
 import type { TaskImagesReport } from "./task-images";
@@ -163,6 +164,11 @@ export interface BenchmarkRunArgs {
   readonly images: pulumi.Input<TaskImagesReport>;
   /** Worker host → /server_info text (ModelServer.serverInfo). */
   readonly workerServerInfo: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /**
+   * Worker host → its preflight's facts (ModelServer.preflight.facts), for the manifest only. Omitted, or a
+   * worker without a preflight: no entry (the manifest's `preflight` is then `{}`).
+   */
+  readonly workerPreflight?: pulumi.Input<Record<string, pulumi.Input<PreflightFacts>>>;
   /** Server and router images as pulled (name@sha256:…), keyed by role and host. */
   readonly serverImages: pulumi.Input<Record<string, pulumi.Input<string>>>;
   /** package.json version of this toolkit. */
@@ -234,9 +240,11 @@ export class BenchmarkRun extends pulumi.ComponentResource {
       { parent: this },
     );
 
+    // The workers' /server_info and preflight facts as one element: pulumi.all types tuples of up to eight.
+    const workerRecords = pulumi.all([pulumi.output(args.workerServerInfo), pulumi.output(args.workerPreflight ?? {})]);
     const manifest = pulumi
-      .all([job.name, paths, args.install, args.dataset, args.images, pulumi.output(args.workerServerInfo), pulumi.all(daemonHashes), pulumi.output(args.serverImages)])
-      .apply(([jobName, p, install, dataset, images, serverInfo, daemonJsonSha256, serverImages]) =>
+      .all([job.name, paths, args.install, args.dataset, args.images, workerRecords, pulumi.all(daemonHashes), pulumi.output(args.serverImages)])
+      .apply(([jobName, p, install, dataset, images, [serverInfo, preflightFacts], daemonJsonSha256, serverImages]) =>
         JSON.stringify(
           runManifest({
             toolkitVersion: args.toolkitVersion,
@@ -250,6 +258,7 @@ export class BenchmarkRun extends pulumi.ComponentResource {
             dataset: dataset as Record<string, unknown>,
             images: (images as TaskImagesReport).images,
             serverInfo: serverInfo as Record<string, string>,
+            preflight: preflightFacts as Record<string, PreflightFacts>,
             daemonJsonSha256: daemonJsonSha256 as Record<string, string>,
           }),
         ),
@@ -262,7 +271,8 @@ export class BenchmarkRun extends pulumi.ComponentResource {
         create: pulumi.all([job.name, paths]).apply(([n, p]) => scriptWithEnv("harbor-launch", launchScriptEnv(run, n, p))),
         // The key rides in the (secret) environment, out of `create`, which previews show.
         environment: { API_KEY: args.apiKey, ...(args.hfToken !== undefined ? { HF_TOKEN: args.hfToken } : {}) },
-        // Written once per job: a server re-gated later (new /server_info) does not re-run the launch.
+        // Written once per job: a server re-gated later (new /server_info, a new preflight) does not re-run the
+        // launch, and a running job's manifest gaining a field (`preflight`) changes nothing either.
         recorded: { MANIFEST_JSON: manifest },
         check: pulumi.all([job.name, paths]).apply(([n, p]) => scriptWithEnv("harbor-run-check", { UNIT: p.unit, JOB_NAME: n, JOB_DIR: p.jobDir })),
         delete: paths.apply((p) => scriptWithEnv("harbor-stop", stopScriptEnv(run, p))),

@@ -6,6 +6,7 @@ import * as path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { Document, isPair, isScalar, visit } from "yaml";
 import { withoutSecretFields } from "./model-server-spec";
+import type { PreflightFacts } from "./preflight/plan";
 
 /** Where the dataset and the run live on the runner (harbor.* of the stack). */
 export interface RunnerPaths {
@@ -211,6 +212,11 @@ export interface ManifestInputs {
   daemonJsonSha256: Record<string, string>;
   /** Server and router images as pulled (name@sha256:…). */
   serverImages: Record<string, string>;
+  /**
+   * Worker host → what its preflight last found there (WorkerPreflight.facts: GPUs, driver, weights, fit).
+   * A worker without a preflight has no entry; none at all gives `{}`, so the key is always there.
+   */
+  preflight: Record<string, PreflightFacts>;
 }
 
 /** reprobench-manifest.json: what ran, with what, on which cluster state. Contains no secret. */
@@ -234,6 +240,7 @@ export function runManifest(m: ManifestInputs): Record<string, unknown> {
     images: m.images,
     serverImages: m.serverImages,
     workers: serverInfo,
+    preflight: m.preflight,
     daemonJsonSha256: m.daemonJsonSha256,
     jobConfig: m.jobConfig,
     composeOverride: m.composeOverride,

@@ -50,6 +50,8 @@ export function ownCluster(raw: Record<string, unknown>): Record<string, unknown
     // run stack that brings its own dataset (reprobench:dataset) and pre-pulls its images.
     runnerPullEnv: cluster.runnerPullEnv,
     workerServerInfoByHost: pulumi.all(Object.fromEntries(Object.entries(cluster.workers).map(([host, w]) => [host, w.serverInfo]))),
+    // Each worker's preflight facts, for the manifests of run stacks' jobs (an owner without it: theirs record `{}`).
+    workerPreflightByHost: pulumi.all(cluster.workerPreflight),
   });
 }
 

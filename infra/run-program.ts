@@ -12,6 +12,7 @@ import { type ClusterHandle, runInputs, toolkitVersion } from "../components/ben
 import { BenchmarkRun } from "../components/benchmark-run";
 import type { HarborInstallReport } from "../components/harbor-runner";
 import type { ClusterHost } from "../components/host";
+import type { PreflightFacts } from "../components/preflight/plan";
 import type { HostConnection } from "../components/transport";
 import { type DatasetReport, RUN_DATASET_KEYS, TaskDataset } from "../components/task-dataset";
 import { TaskImages, type TaskImagesReport } from "../components/task-images";
@@ -74,6 +75,8 @@ export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<stri
     });
   const hosts = hostHandles(config, connectionOf, pullEnv?.proxy);
   const serverInfo = owner.getOutput("workerServerInfoByHost") as pulumi.Output<Record<string, string>>;
+  // An owner brought up by an older release has no such output: its facts are not known, not an error.
+  const preflight = (owner.getOutput("workerPreflightByHost") as pulumi.Output<Record<string, PreflightFacts> | undefined>).apply((m) => m ?? {});
   const images = (await read("taskImagesReport")) as TaskImagesReport | undefined;
   const runner = soleHostWithRole(config, "runner").name;
   const own = runStack.dataset !== undefined ? ownDataset(config, hosts[runner], pullEnv?.registry) : undefined;
@@ -85,6 +88,7 @@ export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<stri
     dataset: own?.dataset ?? owner.getOutput("dataset"),
     images: own?.images ?? images ?? { ready: 0, total: 0, images: {} },
     workerServerInfo: Object.fromEntries(hostsWithRole(config, "worker").map((h) => [h.name, serverInfo.apply((m) => m[h.name] ?? "")])),
+    workerPreflight: preflight,
     serverImages: owner.getOutput("serverImages") as pulumi.Output<Record<string, string>>,
   }, own?.resources ?? []);
 }
@@ -126,6 +130,7 @@ function previewBeforeCluster(runStack: RunStackConfig, runRaw: Record<string, u
     dataset: own?.dataset ?? {},
     images: own?.images ?? { ready: 0, total: 0, images: {} },
     workerServerInfo: {},
+    workerPreflight: {},
     serverImages: {},
   }, own?.resources ?? []);
 }

@@ -44,6 +44,8 @@ export interface ProgramMocksOptions<R> {
 export interface ProgramMocks<R> {
   /** Runs infra/index.ts with `config` (keys without the prefix) and returns what it registered. */
   run(config: Record<string, unknown>): Promise<R[]>;
+  /** The stack outputs the latest run's program returned, as it returned them (Outputs unresolved). */
+  outputs(): Record<string, unknown>;
 }
 
 /** The secrets a cluster-owning stack's config needs (an SSH key for every host, the upstream proxy). */
@@ -108,6 +110,7 @@ export function programMocks<R = Registration>(options: ProgramMocksOptions<R>):
   const savedSshDir = process.env.REPROBENCH_SSH_DIR;
   const inputsOf = new Map<string, Record<string, unknown>>();
   let registered: R[] = [];
+  let lastOutputs: Record<string, unknown> = {};
   let sshDir: string | undefined;
 
   beforeAll(() => {
@@ -170,10 +173,12 @@ export function programMocks<R = Registration>(options: ProgramMocksOptions<R>):
       vi.resetModules();
       const mod = (await import("../../infra/index")) as { default: () => Promise<Record<string, unknown>> };
       const outputs = await mod.default();
+      lastOutputs = outputs;
       // Every resource is registered once the outputs the program returns resolve.
       await new Promise<void>((resolve) => pulumi.all(Object.values(outputs).filter(pulumi.Output.isInstance)).apply(() => resolve()));
       return [...mine];
     },
+    outputs: () => lastOutputs,
   };
 }
 

@@ -55,6 +55,7 @@ describe("runManifest", () => {
       serverInfo: { "worker-a": leaky },
       daemonJsonSha256: {},
       serverImages: {},
+      preflight: {},
     });
     const text = JSON.stringify(m);
     expect(text).not.toMatch(/"(api_key|admin_api_key|ssl_keyfile_password)"/);

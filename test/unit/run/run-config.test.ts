@@ -13,6 +13,7 @@ import {
   tasksDir,
 } from "../../../components/run-config";
 import { composeOverrideObject, jobConfigObject, publicConfig, renderComposeOverride, renderJobConfig } from "../../../components/config/job";
+import type { PreflightFacts } from "../../../components/preflight/plan";
 import { FAKE_PEM } from "../config/helpers";
 import { seedConfig, simTaskTomls } from "./helpers";
 
@@ -230,7 +231,60 @@ timeout_sec = 900.0
   });
 });
 
+/** What a worker's preflight records (WorkerPreflight.facts): seed 000's 8×A100-40GB and its 27B BF16 checkpoint. */
+const A100_FACTS: PreflightFacts = {
+  host: "worker-a",
+  hostname: "gpu-node-17",
+  containerUser: "1000:1000",
+  gpus: {
+    count: 8, names: ["NVIDIA A100-SXM4-40GB"], driver: "580.95.05", cuda: "13.0", memoryTotalMiB: Array(8).fill(40960), freeMiB: Array(8).fill(40956), migEnabled: [],
+    foreignProcesses: [], fabricManager: "active", visibleInImage: 8,
+  },
+  weights: { path: "/var/lib/reprobench/models/Qwen3.8-27B", kind: "safetensors", shards: 12, totalSize: 54_893_092_864, bytesOnDisk: 54_893_301_248, geometry: { num_hidden_layers: 64 } },
+  fit: { available: 42_412_802_048, weightsPerGpu: 13_723_273_216, kvPool: 23_524_622_336, cellBytes: 65_536, maxTokens: 358_957 },
+};
+
+/** The manifest's inputs for seed 000's config; `more` replaces some. */
+function manifestOf(more: Partial<Parameters<typeof runManifest>[0]> = {}) {
+  const c = seedConfig({ sshPrivateKeys: { default: FAKE_PEM }, proxyUpstream: "http://127.0.0.1:27890" });
+  const m = runManifest({
+    toolkitVersion: "0.1.0",
+    jobName: "j",
+    paths: runPaths(c.harbor, "j"),
+    publicConfig: publicConfig(c),
+    jobConfig: renderJobConfig(c, apiBase(c)),
+    composeOverride: renderComposeOverride(c),
+    harbor: { version: "0.21.0", wheelSha256: c.harbor.wheelSha256 },
+    dataset: { identity: c.harbor.datasetCommit, count: 89 },
+    images: { "a:1": "sha256:00" },
+    serverInfo: { "worker-a": '{"tp_size":4}' },
+    daemonJsonSha256: { "worker-a": "ab" },
+    serverImages: {},
+    preflight: {},
+    ...more,
+  });
+  return { c, m };
+}
+
 describe("run manifest", () => {
+  it("records each worker's preflight facts (GPUs, driver, weights size, fit) by host, and no secret with them", () => {
+    const b: PreflightFacts = { ...A100_FACTS, host: "worker-b", hostname: "gpu-node-18", gpus: { ...A100_FACTS.gpus!, driver: "580.82.07" } };
+    const { m } = manifestOf({ preflight: { "worker-a": A100_FACTS, "worker-b": b } });
+    expect(m.preflight).toEqual({ "worker-a": A100_FACTS, "worker-b": b });
+    const facts = m.preflight as Record<string, PreflightFacts>;
+    expect(facts["worker-a"].gpus).toMatchObject({ count: 8, driver: "580.95.05", cuda: "13.0" });
+    expect(facts["worker-b"].gpus?.driver).toBe("580.82.07");
+    expect(facts["worker-a"].weights).toMatchObject({ kind: "safetensors", totalSize: 54_893_092_864 });
+    const text = JSON.stringify(m);
+    expect(text).not.toContain("PRIVATE KEY");
+    expect(text).not.toContain("27890");
+  });
+
+  it("keeps the key when no worker had a preflight: `preflight: {}`", () => {
+    const { m } = manifestOf();
+    expect(m).toHaveProperty("preflight", {});
+  });
+
   it("records what ran and carries no secret", () => {
     const c = seedConfig({ sshPrivateKeys: { default: FAKE_PEM }, proxyUpstream: "http://127.0.0.1:27890" });
     const m = runManifest({
@@ -246,6 +300,7 @@ describe("run manifest", () => {
       serverInfo: { "worker-a": '{"tp_size":4}', "worker-b": "not json" },
       daemonJsonSha256: { "worker-a": "ab", "worker-b": "cd" },
       serverImages: { "worker/worker-a": "lmsysorg/sglang@sha256:aa", "router/worker-b": "lmsysorg/sglang@sha256:aa" },
+      preflight: { "worker-a": A100_FACTS },
     });
     const text = JSON.stringify(m);
     expect(text).not.toContain("PRIVATE KEY");

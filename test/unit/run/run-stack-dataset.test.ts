@@ -2,7 +2,8 @@
 // Pulumi mocks as stack `rehearsal` on the `local` cluster, the owner's outputs served by a mocked
 // StackReference. With the key, the stack checks its dataset out into a directory of its own and
 // pre-pulls its images (TaskDataset + TaskImages, with the owner's runner proxy, registries and mirrors),
-// and the job runs it; without it, only the job is registered, on the owner's dataset, as before.
+// and the job runs it; without it, only the job is registered, on the owner's dataset, as before. Its job's
+// manifest records the owner's workers' preflight facts, or `{}` from an owner without them.
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { SECRET_PLACEHOLDER, parseConfig, readStackFile } from "../../../components/config";
@@ -15,6 +16,14 @@ const DATASET = { repo: "http://git.sim/terminal-bench-rehearsal.git", commit: C
 const RUN = { enabled: true, agent: "terminus-2", modelName: "openai/Qwen/Qwen3.8-27B", nConcurrentTrials: 3, nConcurrentAgents: 3, jobNamePrefix: "sim-rehearsal" };
 const PEM = "-----BEGIN OPENSSH PRIVATE KEY-----\nmock\n-----END OPENSSH PRIVATE KEY-----\n";
 const PULL_ENV = { proxy: { HTTP_PROXY: "http://127.0.0.1:27890", NO_PROXY: "localhost" }, registry: { REGISTRY_AUTH_FILE_JSON: "mock-registry-auth" } };
+/** A worker's preflight facts as the owner exports them (workerPreflightByHost; components/preflight/plan.ts PreflightFacts). */
+const facts = (host: string, driver: string) => ({
+  host, hostname: host, containerUser: "1000:1000",
+  gpus: { count: 8, names: ["NVIDIA A100-SXM4-40GB"], driver, cuda: "13.0", memoryTotalMiB: [40960], freeMiB: [40956], migEnabled: [], foreignProcesses: [], fabricManager: "active", visibleInImage: 8 },
+  weights: { path: "/var/lib/reprobench/models/Qwen3.8-27B", kind: "placeholder", shards: 0, totalSize: null, bytesOnDisk: 0, geometry: null },
+  fit: null,
+});
+const PREFLIGHT = { "worker-a": facts("worker-a", "580.95.05"), "worker-b": facts("worker-b", "580.82.07") };
 
 interface Registered {
   type: string;
@@ -39,6 +48,7 @@ function ownerOutputs(): Record<string, unknown> {
     dataset: { identity: "e01346e", count: 3, tasksDir: "/var/lib/reprobench/sim-dataset" },
     taskImagesReport: { ready: 3, total: 3, images: { "registry.sim:5000/owner/task:1": "sha256:owner" } },
     workerServerInfoByHost: { "worker-a": "{}", "worker-b": "{}" },
+    workerPreflightByHost: PREFLIGHT,
     serverImages: {},
     runnerPullEnv: PULL_ENV,
   };
@@ -156,5 +166,26 @@ describe("a run stack with reprobench:dataset", () => {
     await expect(program({ cluster: "local", run: RUN, dataset: { ...DATASET, dir: "/var/lib/reprobench/sim-dataset" } }, ownerOutputs())).rejects.toThrow(
       /reprobench:dataset.dir: got "\/var\/lib\/reprobench\/sim-dataset": it is the owner's harbor.datasetDir/,
     );
+  });
+});
+
+// Issue 30: the owner's workers' preflight facts go into this stack's job's manifest (its `recorded` inputs).
+describe("a run stack's manifest", () => {
+  it("records the owner's workers' preflight facts in its job's manifest, and only there", async () => {
+    const rs = await program({ cluster: "local", run: RUN }, ownerOutputs());
+    const { recorded, ...compared } = named(rs, "benchmark-harbor").inputs;
+    expect((JSON.parse(String((recorded as Record<string, string>).MANIFEST_JSON)) as Record<string, unknown>).preflight).toEqual(PREFLIGHT);
+    expect(JSON.stringify(compared)).not.toContain("580.82.07");
+  });
+
+  it("runs on an owner an older release brought up (no workerPreflightByHost): its manifest records `preflight: {}`, the job as before", async () => {
+    const { workerPreflightByHost: _none, ...older } = ownerOutputs();
+    const launch = async (outputs: Record<string, unknown>) => named(await program({ cluster: "local", run: RUN }, outputs), "benchmark-harbor").inputs;
+    const withFacts = await launch(ownerOutputs());
+    const without = await launch(older);
+    expect((JSON.parse(String((without.recorded as Record<string, string>).MANIFEST_JSON)) as Record<string, unknown>).preflight).toEqual({});
+    const { recorded: _a, ...comparedWith } = withFacts;
+    const { recorded: _b, ...comparedWithout } = without;
+    expect(comparedWithout).toEqual(comparedWith);
   });
 });
