@@ -20,20 +20,34 @@ runc turns into `error running prestart hook #0: exit status 1, stdout: , stderr
 
 The in-container nvidia-smi answers from CONTAINER_INVENTORY (the host's processes are not visible in a
 container's PID namespace, as with the real tool: their memory shows in memory.used, the processes do not).
+
+A model server is a compute process on the host, as on a real one: when the container the hook prepares runs
+SGLang or vLLM (process.args, past an init and a `sh -c 'exec "$@" …'` wrapper), the hook records its init
+pid in HOST_PROCESSES on each GPU the server will use (the first tp × dp × pp it was given), holding
+--mem-fraction-static / --gpu-memory-utilization × the GPU's memory. The host's nvidia-smi lists those next to
+the inventory's foreign processes, while the pid lives; the container inventory is written before the record,
+so a server does not see its own memory as taken. One pid stands for the server's GPU processes (SGLang's
+schedulers and vLLM's workers are its children on a real host, one per GPU).
 """
 
 from __future__ import annotations
 
 import datetime
+import fcntl
 import json
 import os
 import re
+import shlex
 import shutil
 import sys
+import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 HOST_INVENTORY = "/etc/reprobench-sim/gpu-inventory.json"
 CONTAINER_INVENTORY = "/run/reprobench-sim/gpu-inventory.json"
+# The servers the hook started, on the host. /run is a tmpfs (gone with the pids on a reboot); not named like
+# CONTAINER_INVENTORY, whose presence tells nvidia-smi that it runs in a container.
+HOST_PROCESSES = "/run/reprobench-sim/gpu-processes.json"
 # Tests (and nothing else) point the tools at another file.
 INVENTORY_ENV = "REPROBENCH_SIM_GPU_INVENTORY"
 HOOK_LOG = "/var/log/reprobench-sim-gpu-hook.log"
@@ -63,18 +77,56 @@ def load_inventory(path: str) -> Optional[Dict[str, Any]]:
         return None
 
 
+def processes_path() -> str:
+    override = os.environ.get(INVENTORY_ENV)
+    # Tests: next to the inventory they point at.
+    return os.path.join(os.path.dirname(os.path.abspath(override)), "gpu-processes.json") if override else HOST_PROCESSES
+
+
+def load_server_processes(path: Optional[str] = None) -> List[Dict[str, Any]]:
+    try:
+        with open(path or processes_path(), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return []
+    return [p for p in data.get("processes", []) if isinstance(p, dict)] if isinstance(data, dict) else []
+
+
 def process_alive(pid: int) -> bool:
     return os.path.exists(f"/proc/{pid}")
 
 
-def live_processes(inv: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """The compute processes that still run (a killed foreign job frees its memory, as on a real GPU).
+def _stat(pid: int) -> Optional[List[str]]:
+    """/proc/PID/stat from field 3 (state) on: the name before it may hold spaces and parentheses."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            fields = f.read().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return fields if len(fields) > 19 else None
 
-    A container's inventory has none (folded into memoryUsedMiB by the hook); a host's entries count
-    while their pid exists."""
+
+def start_time(pid: int) -> Optional[str]:
+    """Field 22, the start in clock ticks since boot: with the pid it names one process."""
+    fields = _stat(pid)
+    return fields[19] if fields else None
+
+
+def entry_alive(p: Dict[str, Any]) -> bool:
+    # A zombie has released its GPU memory already (the driver frees it at exit); a recorded start time keeps a
+    # reused pid from reviving a server's entry.
+    fields = _stat(int(p["pid"]))
+    return fields is not None and fields[0] != "Z" and ("startTime" not in p or fields[19] == p["startTime"])
+
+
+def live_processes(inv: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The compute processes that still run (a killed job frees its memory, as on a real GPU).
+
+    A container's inventory has none (folded into memoryUsedMiB by the hook); a host's are the inventory's
+    foreign ones and the servers the hook recorded, each while its process runs."""
     if inv.get("scope") == "container":
         return []
-    return [p for p in inv.get("processes", []) if process_alive(int(p["pid"]))]
+    return [p for p in list(inv.get("processes", [])) + load_server_processes() if entry_alive(p)]
 
 
 def gpu_used_mib(inv: Dict[str, Any], gpu: Dict[str, Any], procs: Optional[List[Dict[str, Any]]] = None) -> int:
@@ -461,6 +513,148 @@ def container_inventory(inv: Dict[str, Any], chosen: List[Dict[str, Any]], reque
     }
 
 
+# --- the model server as a host compute process --------------------------------------------------------
+# Memory a server holds per GPU when the flag is absent:
+#   SGLang: --mem-fraction-static has no fixed default; ServerArgs resolves None at start from the GPU's memory
+#     (python/sglang/srt/server_args.py, _handle_gpu_memory_settings: round((gpu_mem - reserved_mem) / gpu_mem, 3),
+#     reserved_mem from the chunked-prefill size, the CUDA graphs and tp × pp; 0.88 when the capacity is unknown;
+#     PR sgl-project/sglang#10975). The sim takes 0.836, the resolved value of shared/reference/sglang.md §1.2
+#     that the double reports in /server_info (sglang_double/args.py RESOLVED_DEFAULTS), so both say the same.
+#   vLLM: --gpu-memory-utilization 0.9 (vllm/config/cache.py, CacheConfig.gpu_memory_utilization
+#     `Field(default=0.9, gt=0, le=1)` at vllm-project/vllm@c1d8642, as sglang_double/vllm_args.py takes it; a
+#     later main has 0.92).
+SGLANG_MEM_FRACTION_STATIC = 0.836
+VLLM_GPU_MEMORY_UTILIZATION = 0.9
+_SHELLS = ("sh", "bash", "dash")
+_INITS = ("docker-init", "tini", "tini-static", "dumb-init")
+
+
+def server_command(args: Sequence[str]) -> List[str]:
+    """The command process.args ends up exec'ing: past an init (docker run --init) and a
+    `sh -c 'exec "$@" …' NAME ARGS…` wrapper (reprobench's --api-key entrypoint is one)."""
+    cmd = [str(a) for a in args]
+    for _ in range(4):
+        exe = os.path.basename(cmd[0]) if cmd else ""
+        if exe in _INITS:
+            rest = cmd[1:]
+            if "--" in rest:
+                cmd = rest[rest.index("--") + 1:]
+            else:
+                while rest and rest[0].startswith("-"):
+                    rest = rest[1:]
+                cmd = rest
+        elif exe in _SHELLS and len(cmd) >= 3 and cmd[1] == "-c":
+            try:
+                words = shlex.split(cmd[2])
+            except ValueError:
+                return []
+            if words[:1] == ["exec"]:
+                words = words[1:]
+            cmd = [x for w in words for x in (cmd[4:] if w == "$@" else [w])]
+        else:
+            break
+    return cmd
+
+
+def _flag(cmd: Sequence[str], names: Sequence[str]) -> Optional[str]:
+    """The value of the last of these flags (`--name V` or `--name=V`; argparse keeps the last)."""
+    value = None
+    for i, arg in enumerate(cmd):
+        for name in names:
+            if arg == name and i + 1 < len(cmd):
+                value = cmd[i + 1]
+            elif arg.startswith(name + "="):
+                value = arg[len(name) + 1:]
+    return value
+
+
+def _has(cmd: Sequence[str], name: str) -> bool:
+    return any(a == name or a.startswith(name + "=") for a in cmd)
+
+
+def server_claim(args: Sequence[str]) -> Optional[Dict[str, Any]]:
+    """What a SGLang or vLLM server among process.args takes: engine, process name, memory fraction and the
+    CUDA device indices it uses; None for anything else (an `nvidia-smi -L` check holds no memory)."""
+    cmd = server_command(args)
+    exe = os.path.basename(cmd[0]) if cmd else ""
+    if "sglang.launch_server" in cmd or (exe == "sglang" and cmd[1:2] == ["serve"]) or _has(cmd, "--mem-fraction-static"):
+        engine = "sglang"
+    elif "vllm.entrypoints.openai.api_server" in cmd or (exe == "vllm" and cmd[1:2] == ["serve"]) or _has(cmd, "--gpu-memory-utilization"):
+        engine = "vllm"
+    else:
+        return None
+    try:
+        if engine == "sglang":
+            fraction = float(_flag(cmd, ["--mem-fraction-static"]) or SGLANG_MEM_FRACTION_STATIC)
+            tp = int(_flag(cmd, ["--tp-size", "--tp", "--tensor-parallel-size"]) or 1)
+            # DP attention splits the tp GPUs; plain DP replicates the tp group.
+            dp = 1 if _has(cmd, "--enable-dp-attention") else int(_flag(cmd, ["--dp-size", "--dp", "--data-parallel-size"]) or 1)
+            pp = int(_flag(cmd, ["--pp-size", "--pipeline-parallel-size"]) or 1)
+            base = int(_flag(cmd, ["--base-gpu-id"]) or 0)
+            step = int(_flag(cmd, ["--gpu-id-step"]) or 1)
+        else:
+            fraction = float(_flag(cmd, ["--gpu-memory-utilization"]) or VLLM_GPU_MEMORY_UTILIZATION)
+            tp = int(_flag(cmd, ["--tensor-parallel-size", "-tp"]) or 1)
+            dp = int(_flag(cmd, ["--data-parallel-size", "-dp"]) or 1)
+            pp = int(_flag(cmd, ["--pipeline-parallel-size", "-pp"]) or 1)
+            base, step = 0, 1
+    except ValueError:
+        return None  # the server refuses its arguments and exits before touching a GPU
+    if not 0 < fraction <= 1 or min(tp, dp, pp, step) < 1 or base < 0:
+        return None
+    # nvidia-smi names the interpreter: a console script (`sglang`, `vllm`) runs under python3 by its #! line.
+    name = cmd[0] if re.fullmatch(r"python[0-9.]*", exe) else "python3"
+    return {"engine": engine, "name": name, "fraction": fraction, "devices": [base + i * step for i in range(tp * dp * pp)]}
+
+
+def record_server(entries: List[Dict[str, Any]], container_id: str, path: Optional[str] = None) -> None:
+    """Adds a container's entries to the host's record, dropping dead pids and an earlier start of the same
+    container, so the file does not grow. Hooks of containers started together run at once: the
+    read-modify-write holds an exclusive lock, and a rename publishes it (nvidia-smi reads without the lock)."""
+    path = path or processes_path()
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o755, exist_ok=True)
+    with open(path + ".lock", "a", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        kept = [p for p in load_server_processes(path) if p.get("containerId") != container_id and entry_alive(p)]
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gpu-processes.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({"version": 1, "processes": kept + entries}, f, indent=1)
+                f.write("\n")
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+
+def _record_server(state: Dict[str, Any], spec: Dict[str, Any], host: Dict[str, Any], chosen: List[Dict[str, Any]]) -> str:
+    """The hook log's note on the record (a failure to record must not fail the container)."""
+    pid = state.get("pid")
+    claim = server_claim(spec.get("process", {}).get("args") or [])
+    if claim is None or not chosen or not isinstance(pid, int) or pid <= 0 or not process_alive(pid):
+        return ""
+    procs = live_processes(host)
+    used = [chosen[i] for i in claim["devices"] if i < len(chosen)]
+    # A server cannot hold more than is free; one that claims more fails at start and its pid goes.
+    entries = [{"gpuUuid": g["uuid"], "pid": pid, "name": claim["name"],
+                "usedMiB": min(round(claim["fraction"] * int(g["memoryTotalMiB"])), gpu_free_mib(host, g, procs)),
+                "engine": claim["engine"], "containerId": str(state.get("id", ""))} for g in used]
+    started = start_time(pid)
+    if started is not None:
+        for e in entries:
+            e["startTime"] = started
+    try:
+        record_server(entries, str(state.get("id", "")))
+    except OSError as e:
+        return f"; not recorded as a GPU process: {e}"
+    return f"; pid {pid} ({claim['engine']}) recorded on host GPU(s) {','.join(str(g['index']) for g in used)}"
+
+
 def _inside(base: str, relative: str) -> str:
     """base/relative with symlinks resolved, refusing a path that leaves base (a hostile image's links)."""
     target = os.path.realpath(os.path.join(base, relative.lstrip("/")))
@@ -513,7 +707,9 @@ def prestart(state: Dict[str, Any], host_inventory: Optional[Dict[str, Any]], sm
     base = f"/proc/{pid}/root{root}" if pid and os.path.isdir(f"/proc/{pid}/root{root}") else root
     inventory = container_inventory(host_inventory, chosen, requested)
     _write_into_root(os.path.realpath(base), inventory, smi_source)
-    return (f"{len(chosen)} GPU(s) for NVIDIA_VISIBLE_DEVICES={requested}", inventory)
+    # After the container's inventory: the server sees the memory free that it is about to take.
+    note = _record_server(state, spec, host_inventory, chosen)
+    return (f"{len(chosen)} GPU(s) for NVIDIA_VISIBLE_DEVICES={requested}{note}", inventory)
 
 
 def hook(argv: Sequence[str], stdin: Any = sys.stdin, err: Any = sys.stderr) -> int:
