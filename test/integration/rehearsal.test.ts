@@ -5,6 +5,7 @@
 // the audit over every pass against the ground truth, raw and corrected. Also the address-pool pitfall
 // (docker's default pools refuse networks, the stack's do not) and the leak check after the last pass.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Comparison } from "../../results/compare";
 import type { SimStack } from "../helpers/sim-stack";
@@ -42,6 +43,28 @@ afterAll(async () => {
   await sim?.cleanup();
 });
 
+/**
+ * What each mismatched trial's result.json says (the job dirs are gone once the suite cleans up): its
+ * timings, exception and verifier result, beside when the graceful stop came.
+ */
+function mismatchEvidence(r: RehearsalResult): string {
+  const stop = r.events.find((e) => e.name === "graceful-stop");
+  const lines = [`graceful stop: ${JSON.stringify(stop ?? null)}; passes: ${JSON.stringify(r.passes)}`];
+  for (const m of r.comparison.mismatches) {
+    const trial = /\(([^()]+)\)$/.exec(m.got)?.[1];
+    if (!trial) continue;
+    const file = path.join(r.localJobsDir, trial, "result.json");
+    try {
+      const res = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
+      const keep = ["started_at", "finished_at", "environment_setup", "agent_setup", "agent_execution", "verifier", "exception_info", "verifier_result"];
+      lines.push(`${trial}: ${JSON.stringify(Object.fromEntries(keep.map((k) => [k, res[k] ?? null])))}`);
+    } catch (err) {
+      lines.push(`${trial}: ${file} unreadable (${(err as Error).message})`);
+    }
+  }
+  return lines.join("\n");
+}
+
 describe("reduced rehearsal", () => {
   it("the proxy fault opened while trials ran and the job was stopped gracefully before it was done", () => {
     expect(result.events.map((e) => e.name)).toEqual(["proxy-502-window-opens", "proxy-502-window-closes", "graceful-stop"]);
@@ -51,7 +74,7 @@ describe("reduced rehearsal", () => {
   });
 
   it("the audit over every pass equals the ground truth, raw and corrected with the verdicts file", () => {
-    expect(result.comparison.mismatches).toEqual([]);
+    expect(result.comparison.mismatches, mismatchEvidence(result)).toEqual([]);
     for (const row of [...result.comparison.raw, ...result.comparison.corrected]) expect(row, row.what).toMatchObject({ equal: true });
     // Every behaviour left its mark: a pass, a failure, the three error kinds.
     const exceptions = result.comparison.raw.filter((r) => r.truth > 0).map((r) => r.what);
