@@ -76,6 +76,9 @@ export interface GpuFactsRaw {
   nvidiaSmi: string;
   query: Captured;
   apps: Captured;
+  /** Compute app pid → its /proc/<pid>/cgroup, read right after the apps query (a pid gone by then has none).
+   * Absent in a report of a script before it: the apps are then told apart by own.pids alone. */
+  cgroups?: Record<string, string>;
   /** `nvidia-smi -q` lines: CUDA Version, Driver Version, the Fabric section's State/Status. */
   report: string;
   /** `systemctl is-active nvidia-fabricmanager` (active, inactive, failed, …), "not-installed", or "" (no systemd). */
@@ -255,7 +258,7 @@ export function parseSsListeners(text: string): Listener[] {
 }
 
 /** Whether a process belongs to one of the stack's containers (its id in the cgroup path) or systemd units. */
-export function cgroupOwner(cgroup: string, own: { containerIds: { name: string; id: string }[]; units: string[] }): string | null {
+export function cgroupOwner(cgroup: string, own: { containerIds: readonly { name: string; id: string }[]; units: readonly string[] }): string | null {
   for (const c of own.containerIds) if (c.id && cgroup.includes(c.id)) return `container ${c.name}`;
   for (const u of own.units) if (cgroup.includes(`/${u}.service`)) return `unit ${u}`;
   return null;

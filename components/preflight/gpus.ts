@@ -2,7 +2,7 @@
 // fabric manager, foreign compute processes, free memory per GPU and its balance inside each TP group), and
 // the decisive check — the server image itself run with the server's --gpus — with the real Docker and
 // NVIDIA container toolkit messages mapped to their causes and fixes (reference gpus.md §1, §2a). Pure.
-import { type ComputeApp, type GpuFactsRaw, type GpuRow, type ToolkitFactsRaw, parseComputeApps, parseGpuList, parseGpuQuery, parseSmiReport } from "./facts";
+import { type ComputeApp, type GpuFactsRaw, type GpuRow, type ToolkitFactsRaw, cgroupOwner, parseComputeApps, parseGpuList, parseGpuQuery, parseSmiReport } from "./facts";
 import { type CheckResult, type Problem, result, skipped } from "./verdict";
 
 /** What a worker's server needs of its GPUs. */
@@ -34,11 +34,22 @@ export interface GpuInventory {
   visibleInImage: number | null;
 }
 
+/**
+ * What marks a compute process as the stack's own: its pid among those docker top and systemd listed, or
+ * its cgroup naming one of the stack's container ids or units (raw.cgroups), which also holds for a pid
+ * docker top could not list.
+ */
+export interface OwnProcesses {
+  pids: readonly number[];
+  containerIds: readonly { name: string; id: string }[];
+  units: readonly string[];
+}
+
 /** SGLang's balance rule inside a TP group (scheduler: min free < 0.9 × local free fails). */
 export const IMBALANCE_RATIO = 0.9;
 
 /** Everything the GPU side says about a host: the inventory, and the checks gpus, processes, memory. */
-export function evaluateGpus(host: string, raw: GpuFactsRaw | null, ownPids: readonly number[], need: GpuNeeds): { inventory: GpuInventory | null; checks: CheckResult[] } {
+export function evaluateGpus(host: string, raw: GpuFactsRaw | null, own: OwnProcesses, need: GpuNeeds): { inventory: GpuInventory | null; checks: CheckResult[] } {
   if (!raw) return { inventory: null, checks: [skipped("gpus", "not read (modelServer.gpus: none)")] };
   const want = need.tp * need.dp;
   const problem = (subject: string, message: string, fix: string): Problem => ({ host, subject, message, fix });
@@ -58,9 +69,11 @@ export function evaluateGpus(host: string, raw: GpuFactsRaw | null, ownPids: rea
   const { gpus } = parseGpuQuery(raw.query.out);
   const smi = parseSmiReport(raw.report);
   const apps = raw.apps.rc === 0 ? parseComputeApps(raw.apps.out) : [];
-  const own = new Set(ownPids);
+  const ownPids = new Set(own.pids);
+  const cgroups = raw.cgroups ?? {};
+  const isOwn = (a: ComputeApp) => ownPids.has(a.pid) || cgroupOwner(cgroups[String(a.pid)] ?? "", own) !== null;
   const byUuid = new Map(gpus.map((g) => [g.uuid, g]));
-  const foreign = apps.filter((a) => !own.has(a.pid));
+  const foreign = apps.filter((a) => !isOwn(a));
   const allowed = (a: ComputeApp) => need.allowedProcesses.some((n) => n === a.name || n === a.name.split("/").pop());
 
   // gpus: count, MIG, compute mode, ECC, fabric manager.
@@ -99,7 +112,7 @@ export function evaluateGpus(host: string, raw: GpuFactsRaw | null, ownPids: rea
   // memory: the GPUs the server will use (the first tp × dp), free once our own server is gone.
   const used = gpus.slice(0, want);
   const ownUse = new Map<string, number>();
-  for (const a of apps) if (own.has(a.pid) && a.usedMiB !== null) ownUse.set(a.gpuUuid, (ownUse.get(a.gpuUuid) ?? 0) + a.usedMiB);
+  for (const a of apps) if (isOwn(a) && a.usedMiB !== null) ownUse.set(a.gpuUuid, (ownUse.get(a.gpuUuid) ?? 0) + a.usedMiB);
   const free = (g: GpuRow) => Math.min(g.memoryTotalMiB, g.memoryTotalMiB - g.memoryUsedMiB + (ownUse.get(g.uuid) ?? 0));
   const memProblems: Problem[] = [];
   for (let start = 0; start < used.length; start += need.tp) {

@@ -5,7 +5,7 @@
 import { hostByName, routerSettings, usesModelBridge, workerSettings } from "../config/derive";
 import type { ReprobenchConfig } from "../config/schema";
 import { type HostFactsReport, cgroupOwner, parseSsListeners } from "./facts";
-import { type GpuInventory, evaluateCudaProbe, evaluateGpus, evaluateToolkit } from "./gpus";
+import { type GpuInventory, type OwnProcesses, evaluateCudaProbe, evaluateGpus, evaluateToolkit } from "./gpus";
 import { type CheckResult, type Problem, listSome, problemLine, result, skipped } from "./verdict";
 import { type FitEstimate, type WeightsMode, type WeightsSummary, evaluateFit, evaluateWeights } from "./weights";
 
@@ -75,6 +75,8 @@ export function requiredTools(config: ReprobenchConfig, roles: readonly string[]
     T("sha256sum", "docker-daemon-check.sh", "coreutils"),
     T("base64", "registry.sh (registry credentials)", "coreutils"),
   ];
+  // dockerd runs the host's ps for `docker top`: without it the preflight lists none of the server's pids.
+  if (roles.includes("worker")) tools.push(T("ps", "the preflight (docker top lists the model server's processes)", "procps"));
   if (roles.includes("runner")) {
     const runner = [
       ...(config.proxy.enabled || usesModelBridge(config) ? [T("socat", "proxy-bridge.sh (the proxy and model bridges)", "socat")] : []),
@@ -200,6 +202,11 @@ export function evaluateTools(host: string, found: Record<string, string | null>
   return result("tools", problems.length ? `missing: ${problems.map((p) => p.subject.replace(/^tool /, "")).join(", ")}` : `${seen.size} present`, problems);
 }
 
+/** The stack's processes as the report knows them: listed pids, and the container ids and units a cgroup names. */
+function ownProcesses(report: HostFactsReport): OwnProcesses {
+  return { pids: report.own.pids, containerIds: report.own.containers.map((c) => ({ name: c.name, id: c.id })), units: Object.values(BRIDGE_UNITS) };
+}
+
 const WILDCARD = new Set(["0.0.0.0", "::", "*", ""]);
 function overlaps(ours: string, theirs: string): boolean {
   return ours === "*" || WILDCARD.has(theirs) || ours === "0.0.0.0" || ours === theirs;
@@ -208,15 +215,14 @@ function overlaps(ours: string, theirs: string): boolean {
 export function evaluatePorts(host: string, report: HostFactsReport, ports: readonly PortNeed[]): CheckResult {
   if (!ports.length) return skipped("ports", "the stack binds no port here");
   if (report.ports.state === "no-ss") return skipped("ports", "not read: ss is missing (see tools)");
-  const own = new Set(report.own.pids);
-  const ids = report.own.containers.map((c) => ({ name: c.name, id: c.id }));
+  const ours = ownProcesses(report);
+  const own = new Set(ours.pids);
   const problems: Problem[] = [];
-  const ourUnits = Object.values(BRIDGE_UNITS) as string[];
   for (const need of ports) {
     const raw = report.ports.listeners.find((l) => l.port === need.port);
     if (!raw) continue;
     for (const l of parseSsListeners(raw.ss).filter((x) => x.port === need.port && overlaps(need.bind, x.address))) {
-      const foreign = l.processes.filter((p) => !own.has(p.pid) && cgroupOwner(raw.cgroups[String(p.pid)] ?? "", { containerIds: ids, units: ourUnits }) === null);
+      const foreign = l.processes.filter((p) => !own.has(p.pid) && cgroupOwner(raw.cgroups[String(p.pid)] ?? "", ours) === null);
       if (l.processes.length && !foreign.length) continue;
       const who = foreign.length ? foreign.map((p) => `${p.name} (pid ${p.pid})`).join(", ") : "a process ss does not name";
       problems.push({ host, subject: `port ${need.port}`, message: `${need.what} binds ${need.bind === "*" ? "it" : `${need.bind}:${need.port}`}, and ${who} already listens on ${l.address}:${l.port}`, fix: `stop ${foreign.length ? `pid ${foreign.map((p) => p.pid).join(", ")}` : "that listener"} (\`ss -ltnp 'sport = :${need.port}'\`), or choose another port (${need.key})` });
@@ -259,7 +265,7 @@ export function judgeHost(plan: HostPlan, report: HostFactsReport): HostVerdict 
     if (w.gpus === "none") {
       checks.push(skipped("gpus", "modelServer.gpus: none"));
     } else {
-      const g = evaluateGpus(host, report.gpus, report.own.pids, { tp: w.tp, dp: w.dp, memFractionStatic: w.memFractionStatic, configuredGpus: w.configuredGpus, allowedProcesses: w.allowedGpuProcesses, image: w.image, gpusFlag: w.gpus });
+      const g = evaluateGpus(host, report.gpus, ownProcesses(report), { tp: w.tp, dp: w.dp, memFractionStatic: w.memFractionStatic, configuredGpus: w.configuredGpus, allowedProcesses: w.allowedGpuProcesses, image: w.image, gpusFlag: w.gpus });
       inventory = g.inventory;
       const tk = evaluateToolkit(host, report.toolkit, { need, driver: inventory?.driver ?? null, cuda: inventory?.cuda ?? null, hooks: report.gpus?.hooks ?? [], gpusFlag: w.gpus });
       if (inventory) inventory.visibleInImage = tk.visible;

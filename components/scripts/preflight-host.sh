@@ -81,7 +81,8 @@ for t in $TOOLS; do
   tools_json+="${tools_json:+,}$(js "$t"):$(if [ -n "$p" ]; then js "$p"; else printf null; fi)"
 done
 
-# ---- this stack's containers and units: their ids and host PIDs (a process of theirs is ours)
+# ---- this stack's containers and units: their ids and host PIDs (a process of theirs is ours). The PIDs
+# are one docker top snapshot; a process's cgroup naming one of the ids is the stronger word (below).
 have_docker=0
 command -v docker >/dev/null && docker version --format '{{.Server.Version}}' >/dev/null 2>&1 && have_docker=1
 own_ids=() own_pids=() own_json=""
@@ -126,12 +127,21 @@ fi
 gpu_json=null toolkit_json=null probe_json=null
 if [ "$CHECK_GPUS" = 1 ]; then
   smi=$(command -v nvidia-smi 2>/dev/null || true)
-  q_rc=-1 q_out="" q_err="" a_rc=-1 a_out="" a_err="" x_out="" fm=""
+  q_rc=-1 q_out="" q_err="" a_rc=-1 a_out="" a_err="" app_cg="" x_out="" fm=""
   if [ -n "$smi" ]; then
     capture nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,memory.total,memory.used,driver_version,compute_mode,mig.mode.current,persistence_mode,ecc.errors.uncorrected.volatile.total --format=csv,noheader,nounits
     q_rc=$RC q_out=$OUT q_err=$ERR
     capture nvidia-smi --query-compute-apps=gpu_uuid,pid,process_name,used_memory --format=csv,noheader,nounits
     a_rc=$RC a_out=$OUT a_err=$ERR
+    # Each app's cgroup, as for the listeners: it names our container even when docker top missed the pid
+    # (a server child started after it, the container not running at the inspect, no ps on the host). A
+    # pid already gone has no entry.
+    if [ "$a_rc" = 0 ]; then
+      while read -r pid; do
+        [[ $pid =~ ^[0-9]+$ ]] && cg=$(head -c 2000 "/proc/$pid/cgroup" 2>/dev/null) &&
+          app_cg+="${app_cg:+,}$(js "$pid"):$(js "$cg")"
+      done < <(cut -d, -f2 <<<"$a_out" | tr -d ' ' | sort -u)
+    fi
     # The CUDA version the driver supports and the fabric state, from the full report (lines only).
     capture nvidia-smi -q
     x_out=$(grep -E '^\s*(CUDA Version|Driver Version)\s*:|^\s*Fabric\s*$|^\s*(State|Status)\s*:' <<<"$OUT" | head -n 40 || true)
@@ -151,7 +161,7 @@ if [ "$CHECK_GPUS" = 1 ]; then
     p=$(command -v "$h" 2>/dev/null || true)
     [ -n "$p" ] && hooks+=("$p")
   done
-  gpu_json="{\"nvidiaSmi\":$(js "$smi"),\"query\":{\"rc\":$q_rc,\"out\":$(js "$q_out"),\"err\":$(js "$q_err")},\"apps\":{\"rc\":$a_rc,\"out\":$(js "$a_out"),\"err\":$(js "$a_err")},\"report\":$(js "$x_out"),\"fabricManager\":$(js "$fm"),\"hooks\":$(jarr "${hooks[@]+"${hooks[@]}"}")}"
+  gpu_json="{\"nvidiaSmi\":$(js "$smi"),\"query\":{\"rc\":$q_rc,\"out\":$(js "$q_out"),\"err\":$(js "$q_err")},\"apps\":{\"rc\":$a_rc,\"out\":$(js "$a_out"),\"err\":$(js "$a_err")},\"cgroups\":{$app_cg},\"report\":$(js "$x_out"),\"fabricManager\":$(js "$fm"),\"hooks\":$(jarr "${hooks[@]+"${hooks[@]}"}")}"
 
   image_present=false
   if [ "$have_docker" = 1 ] && [ -n "$IMAGE" ] && docker image inspect "$IMAGE" >/dev/null 2>&1; then image_present=true; fi

@@ -94,7 +94,7 @@ export class HostDouble {
     exe("systemctl", `[ "$1" = is-active ] && { echo ${this.gpus.fabricManager}; [ ${this.gpus.fabricManager} = active ]; exit; }; [ "$1" = list-unit-files ] && { echo 'nvidia-fabricmanager.service enabled enabled'; exit 0; }; exit 0`);
     exe("ss", `cat ${d}/ss`);
     // Tools the host scripts call that this machine may lack: present as on a prepared host.
-    for (const t of ["jq", "curl", "python3", "ip", "sha256sum", "base64", "socat", "git", "systemd-run", "skopeo", "flock", "xargs", "tmux", "ldd"]) {
+    for (const t of ["jq", "curl", "python3", "ip", "sha256sum", "base64", "ps", "socat", "git", "systemd-run", "skopeo", "flock", "xargs", "tmux", "ldd"]) {
       if (!existsSync(`/usr/bin/${t}`) && !existsSync(`/bin/${t}`) && !this.missing.includes(t)) exe(t, "exit 0");
     }
   }

@@ -66,7 +66,7 @@ describe("a sim stack without GPUs (modelServer.gpus: none, a tokenizer-only pla
     const v = judgeHost(plan, parseHostReport(host.run(preflightEnv(plan)), "worker-b"));
     expect(v.problems).toEqual([]);
     expect(Object.fromEntries(v.checks.map((c) => [c.check, c.status]))).toMatchObject({ gpus: "skip", weights: "warn", "memory fit": "skip", tools: "ok", ports: "ok" });
-    expect(plan.tools.map((t) => t.tool)).toEqual(expect.arrayContaining(["jq", "curl", "python3", "socat", "skopeo", "tmux", "flock", "git", "ss"]));
+    expect(plan.tools.map((t) => t.tool)).toEqual(expect.arrayContaining(["jq", "curl", "python3", "ps", "socat", "skopeo", "tmux", "flock", "git", "ss"]));
     expect(plan.ports.map((p) => p.port)).toEqual([30001, 30000, 29000, 27891]);
   });
 
