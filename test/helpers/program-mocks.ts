@@ -49,6 +49,20 @@ export interface ProgramMocks<R> {
 }
 
 /** The secrets a cluster-owning stack's config needs (an SSH key for every host, the upstream proxy). */
+/** Pulumi's marker of a secret value in resource inputs as the mocks receive them. */
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+
+/** A resource input as the program gave it: every secret ({SECRET_SIG, value}) replaced by its value. */
+export function withoutSecretWrappers(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecretWrappers);
+  if (value !== null && typeof value === "object") {
+    const o = value as Record<string, unknown>;
+    if (o[SECRET_SIG] !== undefined && "value" in o) return withoutSecretWrappers(o.value);
+    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, withoutSecretWrappers(v)]));
+  }
+  return value;
+}
+
 export const CLUSTER_SECRETS: Record<string, unknown> = {
   sshPrivateKeys: { default: "-----BEGIN OPENSSH PRIVATE KEY-----\nmock\n-----END OPENSSH PRIVATE KEY-----\n" },
   proxyUpstream: "http://127.0.0.1:27890",

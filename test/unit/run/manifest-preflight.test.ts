@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { checkedCommandDiff } from "../../../components/checked-command";
 import { stackConfigFromYaml } from "../../../components/config/stack-file";
 import type { PreflightFacts } from "../../../components/preflight/plan";
-import { CLUSTER_SECRETS, clusterMockState, programMocks, type Registration } from "../../helpers/program-mocks";
+import { CLUSTER_SECRETS, clusterMockState, programMocks, type Registration, withoutSecretWrappers } from "../../helpers/program-mocks";
 import { DEFAULT_GPUS, smiAnswers } from "../preflight/host-double";
 
 const REPO = path.resolve(__dirname, "../../..");
@@ -60,17 +60,7 @@ async function program(driversNow: Record<string, string> = {}): Promise<Registr
   return mocks.run(clusterWithJob());
 }
 
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-/** A resource input as the program gave it: secrets unwrapped. */
-function plain(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(plain);
-  if (value !== null && typeof value === "object") {
-    const o = value as Record<string, unknown>;
-    if (o[SECRET_SIG] !== undefined && "value" in o) return plain(o.value);
-    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, plain(v)]));
-  }
-  return value;
-}
+const plain = withoutSecretWrappers;
 
 const named = (rs: Registration[], name: string): Registration => {
   const found = rs.find((r) => r.name === name && (r.type.startsWith("pulumi-nodejs:") || r.type.startsWith("command:")));

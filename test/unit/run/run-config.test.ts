@@ -286,17 +286,7 @@ describe("run manifest", () => {
   });
 
   it("records what ran and carries no secret", () => {
-    const c = seedConfig({ sshPrivateKeys: { default: FAKE_PEM }, proxyUpstream: "http://127.0.0.1:27890" });
-    const m = runManifest({
-      toolkitVersion: "0.1.0",
-      jobName: "j",
-      paths: runPaths(c.harbor, "j"),
-      publicConfig: publicConfig(c),
-      jobConfig: renderJobConfig(c, apiBase(c)),
-      composeOverride: renderComposeOverride(c),
-      harbor: { version: "0.21.0", wheelSha256: c.harbor.wheelSha256 },
-      dataset: { identity: c.harbor.datasetCommit, count: 89 },
-      images: { "a:1": "sha256:00" },
+    const { c, m } = manifestOf({
       serverInfo: { "worker-a": '{"tp_size":4}', "worker-b": "not json" },
       daemonJsonSha256: { "worker-a": "ab", "worker-b": "cd" },
       serverImages: { "worker/worker-a": "lmsysorg/sglang@sha256:aa", "router/worker-b": "lmsysorg/sglang@sha256:aa" },

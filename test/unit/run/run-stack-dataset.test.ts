@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { SECRET_PLACEHOLDER, parseConfig, readStackFile } from "../../../components/config";
 import { publicConfig } from "../../../components/config/job";
-import { programMocks } from "../../helpers/program-mocks";
+import { programMocks, withoutSecretWrappers } from "../../helpers/program-mocks";
 
 const REPO = path.resolve(__dirname, "../../..");
 const COMMIT = "0123456789abcdef0123456789abcdef01234567";
@@ -82,17 +82,7 @@ async function program(config: Record<string, unknown>, ownerState: Record<strin
   return mocks.run(config);
 }
 
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-/** A resource input as the program gave it: secrets unwrapped. */
-function plain(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(plain);
-  if (value !== null && typeof value === "object") {
-    const o = value as Record<string, unknown>;
-    if (o[SECRET_SIG] !== undefined && "value" in o) return plain(o.value);
-    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, plain(v)]));
-  }
-  return value;
-}
+const plain = withoutSecretWrappers;
 
 const named = (rs: Registered[], name: string): Registered => {
   const found = rs.find((r) => r.name === name && (r.type.startsWith("pulumi-nodejs:") || r.type.startsWith("command:")));
