@@ -109,3 +109,12 @@ export async function trialOutcomes(sim: SimStack, jobDir: string): Promise<Reco
   }
   return outcomes;
 }
+
+/**
+ * Each trial's result.json in brief (trial dir, task, timings, exception, verifier result), one line a trial:
+ * for a failed assertion's message, since the job dir goes with the sim instance.
+ */
+export async function trialResultExcerpts(sim: SimStack, jobDir: string): Promise<string> {
+  const keep = "{trial: .trial_name, task: .task_name, started_at, finished_at, agent_execution, verifier, exception_info, verifier_result}";
+  return sim.ssh("worker-b", `for t in ${jobDir}/*/; do if [ -f "$t/result.json" ]; then jq -c '${keep}' "$t/result.json"; else echo "$t: no result.json"; fi; done`);
+}
