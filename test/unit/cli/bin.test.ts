@@ -1,8 +1,9 @@
 // bin/reprobench: commands that do not drive Pulumi need only Node >= 22 and node_modules. Proven by
 // running it with an empty toolchain cache: scripts/toolchain.sh would create its lock file there first
-// (and then start a Go build), so the cache must stay empty. Without Node 22 it says what is needed; a
+// (and then start a Go build), so the cache must stay empty. Without Node 22 it fetches one (or says what is
+// needed); a
 // symlinked node_modules is never reinstalled through (npm ci would empty its target).
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -21,38 +22,96 @@ afterEach(() => {
   dirs = [];
 });
 
+// Asynchronous, so the worker's event loop stays free to answer Vitest (a blocked worker times out its RPC).
 const reprobench = (args: string[], env: Record<string, string>, cwd: string, bin = BIN) =>
-  spawnSync("bash", [bin, ...args], { cwd, env: { HOME: process.env.HOME ?? "/root", ...env }, encoding: "utf8", timeout: 60_000 });
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((done, fail) => {
+    const child = spawn("bash", [bin, ...args], { cwd, env: { HOME: process.env.HOME ?? "/root", ...env }, timeout: 60_000 });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", fail);
+    child.on("close", (status) => done({ status, stdout, stderr }));
+  });
 
 describe("bin/reprobench without the Pulumi toolchain", () => {
-  it("config validate runs on Node alone, from any directory, and never starts the toolchain", () => {
+  it("config validate runs on Node alone, from any directory, and never starts the toolchain", async () => {
     const cache = tmp("reprobench-emptycache-");
-    const r = reprobench(["config", "validate", join(REPO, "Pulumi.local.yaml")], { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, REPROBENCH_CACHE: cache }, tmpdir());
+    const r = await reprobench(["config", "validate", join(REPO, "Pulumi.local.yaml")], { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, REPROBENCH_CACHE: cache }, tmpdir());
     expect(r.stderr).not.toContain("[toolchain");
     expect({ status: r.status, stdout: r.stdout.trim() }).toEqual({ status: 0, stdout: "ok" });
     expect(readdirSync(cache)).toEqual([]);
   });
 
-  it("pull in its address form runs on Node alone too (only pull --stack reads a stack)", () => {
+  it("pull in its address form runs on Node alone too (only pull --stack reads a stack)", async () => {
     const cache = tmp("reprobench-emptycache-");
-    const r = reprobench(["pull", "--help"], { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, REPROBENCH_CACHE: cache }, tmpdir());
+    const r = await reprobench(["pull", "--help"], { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, REPROBENCH_CACHE: cache }, tmpdir());
     expect(r.status).toBe(0);
     expect(r.stdout).toContain("reprobench pull --stack NAME [DIR]");
     expect(r.stderr).not.toContain("[toolchain");
     expect(readdirSync(cache)).toEqual([]);
   });
 
-  it("without Node >= 22 says what it found and what to do", () => {
+  // A checkout whose toolchain.sh only records its arguments and then does what the real one's --print-env
+  // does (puts a Node 22 on PATH), or fails; main.ts prints the node that runs it.
+  function nodeFetchCheckout(toolchainBody: string): { checkout: string; log: string } {
+    const checkout = tmp("reprobench-nodefetch-");
+    for (const d of ["bin", "scripts", "cli"]) mkdirSync(join(checkout, d));
+    copyFileSync(BIN, join(checkout, "bin/reprobench"));
+    copyFileSync(join(REPO, "scripts/node-env.sh"), join(checkout, "scripts/node-env.sh"));
+    const log = join(checkout, "toolchain.log");
+    writeFileSync(join(checkout, "scripts/toolchain.sh"), `echo "$*" >>${JSON.stringify(log)}\n${toolchainBody}\n`);
+    writeFileSync(join(checkout, "cli/main.ts"), "console.log(process.execPath);\n");
+    symlinkSync(join(REPO, "node_modules"), join(checkout, "node_modules"));
+    return { checkout, log };
+  }
+  // A node 20 first on PATH, with an npm beside it (whatever the machine has after it).
+  function oldNodeBin(withNpm: boolean): string {
     const fakeBin = tmp("reprobench-fakenode-");
-    // A node 20 first on PATH (whatever the machine has after it).
     writeFileSync(join(fakeBin, "node"), '#!/bin/sh\ncase "$1" in -p) echo 20 ;; --version) echo v20.0.0 ;; esac\n');
     chmodSync(join(fakeBin, "node"), 0o755);
-    const r = reprobench(["config", "validate", "Pulumi.local.yaml"], { PATH: `${fakeBin}:/usr/bin:/bin`, REPROBENCH_CACHE: tmp("reprobench-emptycache-") }, REPO);
-    expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`reprobench: needs Node.js >= 22 (found: ${fakeBin}/node v20.0.0). Put one on PATH, or run scripts/toolchain.sh once`);
+    if (withNpm) {
+      writeFileSync(join(fakeBin, "npm"), "#!/bin/sh\nexit 0\n");
+      chmodSync(join(fakeBin, "npm"), 0o755);
+    }
+    return fakeBin;
+  }
+
+  it("with Node older than 22 fetches Node 22 once through toolchain.sh --node-only, then runs on it", async () => {
+    const { checkout, log } = nodeFetchCheckout(`printf 'export PATH=%s:"$PATH"\\n' ${JSON.stringify(dirname(process.execPath))}`);
+    const fakeBin = oldNodeBin(true);
+    const r = await reprobench(["--version"], { PATH: `${fakeBin}:/usr/bin:/bin`, REPROBENCH_CACHE: tmp("reprobench-emptycache-") }, checkout, join(checkout, "bin/reprobench"));
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`reprobench: Node.js >= 22 needed (found: ${fakeBin}/node v20.0.0); fetching it once (scripts/toolchain.sh --node-only)`);
+    expect(readFileSync(log, "utf8")).toBe("--node-only --print-env\n");
+    expect(r.stdout.trim()).toBe(process.execPath);
   });
 
-  it("never runs npm ci through a symlinked node_modules (it would empty the other checkout's)", () => {
+  it("says so and stops when fetching Node 22 fails", async () => {
+    const { checkout } = nodeFetchCheckout("echo 'toolchain: npm pack failed' >&2; exit 1");
+    const r = await reprobench(["--version"], { PATH: `${oldNodeBin(true)}:/usr/bin:/bin`, REPROBENCH_CACHE: tmp("reprobench-emptycache-") }, checkout, join(checkout, "bin/reprobench"));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("toolchain: npm pack failed");
+    expect(r.stderr).toContain("reprobench: could not install Node.js 22 (scripts/toolchain.sh --node-only failed above); put Node.js 22 on PATH");
+    expect(r.stdout).toBe("");
+  });
+
+  it("without Node >= 22 and without npm says what it found and what to do", async () => {
+    const { checkout, log } = nodeFetchCheckout("exit 1");
+    const fakeBin = oldNodeBin(false);
+    // Only the fake node and the shell's basics: no npm anywhere on PATH.
+    const basics = tmp("reprobench-basics-");
+    for (const tool of ["bash", "dirname", "readlink", "printf", "cat"]) {
+      const found = ["/usr/bin", "/bin"].map((d) => join(d, tool)).find((f) => existsSync(f));
+      if (found) symlinkSync(found, join(basics, tool));
+    }
+    const r = await reprobench(["--version"], { PATH: `${fakeBin}:${basics}`, REPROBENCH_CACHE: tmp("reprobench-emptycache-") }, checkout, join(checkout, "bin/reprobench"));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`reprobench: needs Node.js >= 22 (found: ${fakeBin}/node v20.0.0) and npm to fetch it; put Node.js 22 on PATH`);
+    expect(existsSync(log)).toBe(false);
+  });
+
+  it("never runs npm ci through a symlinked node_modules (it would empty the other checkout's)", async () => {
     const checkout = tmp("reprobench-linked-");
     mkdirSync(join(checkout, "bin"));
     mkdirSync(join(checkout, "scripts"));
@@ -62,7 +121,7 @@ describe("bin/reprobench without the Pulumi toolchain", () => {
     writeFileSync(join(shared, "sentinel"), "another checkout's module");
     symlinkSync(shared, join(checkout, "node_modules"));
     writeFileSync(join(checkout, "package-lock.json"), "{}"); // newer than anything in node_modules
-    const r = reprobench(["config", "--help"], { PATH: `${dirname(process.execPath)}:/usr/bin:/bin` }, checkout, join(checkout, "bin/reprobench"));
+    const r = await reprobench(["config", "--help"], { PATH: `${dirname(process.execPath)}:/usr/bin:/bin` }, checkout, join(checkout, "bin/reprobench"));
     expect(r.stderr).toContain(`${checkout}/node_modules is a symlink and may not match package-lock.json; not running npm ci through it`);
     expect(r.stderr).not.toContain("installing node_modules");
     expect(existsSync(join(shared, "sentinel"))).toBe(true);
@@ -85,10 +144,10 @@ describe("bin/reprobench decides what a command needs after reading its argument
     symlinkSync(join(REPO, "node_modules"), join(checkout, "node_modules"));
     return checkout;
   }
-  const loaded = (args: string[]) => {
+  const loaded = async (args: string[]) => {
     const checkout = launcherCheckout();
     const log = join(checkout, "launcher.log");
-    const r = reprobench(args, { PATH: "/usr/bin:/bin", LAUNCHER_LOG: log }, checkout, join(checkout, "bin/reprobench"));
+    const r = await reprobench(args, { PATH: "/usr/bin:/bin", LAUNCHER_LOG: log }, checkout, join(checkout, "bin/reprobench"));
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual(args);
     // node-env.sh always comes first (node is needed to ask the parser); env.sh only when needed.
@@ -122,16 +181,16 @@ describe("bin/reprobench decides what a command needs after reading its argument
     [["updd"], "node-only"],
     [["sim", "status"], "node-only"],
     [["config", "validate", "Pulumi.local.yaml"], "node-only"],
-  ])("%j loads %s", (args, expected) => {
-    expect(loaded(args)).toBe(expected);
+  ])("%j loads %s", async (args, expected) => {
+    expect(await loaded(args)).toBe(expected);
   });
 });
 
 describe("bin/reprobench up --help in a fresh clone", () => {
-  it("prints the usage in seconds and builds nothing (the toolchain cache stays empty)", () => {
+  it("prints the usage in seconds and builds nothing (the toolchain cache stays empty)", async () => {
     const cache = tmp("reprobench-emptycache-");
     const t0 = Date.now();
-    const r = reprobench(["up", "--help"], { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, REPROBENCH_CACHE: cache }, tmpdir());
+    const r = await reprobench(["up", "--help"], { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, REPROBENCH_CACHE: cache }, tmpdir());
     const seconds = (Date.now() - t0) / 1000;
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/usage: reprobench up/);
