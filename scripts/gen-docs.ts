@@ -9,12 +9,12 @@ import { renderConfigReference } from "./docs/config-reference";
 
 const REPO = path.resolve(__dirname, "..");
 
-export const GENERATED: Record<string, { file: string; render: () => string }> = {
+export const GENERATED: Record<string, { file: string; render: () => string | Promise<string> }> = {
   config: { file: "docs/config.md", render: () => renderConfigReference() },
   cli: { file: "docs/cli.md", render: () => renderCliReference() },
 };
 
-function main(argv: string[]): number {
+async function main(argv: string[]): Promise<number> {
   const check = argv.includes("--check");
   const wanted = argv.filter((a) => a !== "--check");
   const unknown = wanted.filter((w) => !(w in GENERATED));
@@ -26,7 +26,7 @@ function main(argv: string[]): number {
   for (const name of wanted.length ? wanted : Object.keys(GENERATED)) {
     const { file, render } = GENERATED[name];
     const abs = path.join(REPO, file);
-    const text = render();
+    const text = await render();
     const current = fs.existsSync(abs) ? fs.readFileSync(abs, "utf8") : null;
     if (current === text) continue;
     if (check) stale.push(file);
@@ -43,4 +43,4 @@ function main(argv: string[]): number {
   return 0;
 }
 
-if (require.main === module) process.exitCode = main(process.argv.slice(2));
+if (require.main === module) void main(process.argv.slice(2)).then((code) => (process.exitCode = code));

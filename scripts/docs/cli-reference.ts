@@ -2,7 +2,7 @@
 // --help` for each. It relies on nothing else of the parser (its library, its option syntax), so a rewrite
 // of the parser only changes the text that lands here. Each command runs as a child process, exactly as a
 // user's terminal would run it (`node --import tsx cli/main.ts …`, which is what bin/reprobench execs).
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import * as path from "node:path";
 
 const REPO = path.resolve(__dirname, "../..");
@@ -12,17 +12,26 @@ export interface HelpRun {
   text: string;
 }
 
-/** Runs `reprobench ARGS` from the checkout, returning its exit status and its output (stdout, else stderr). */
-export function runCli(args: readonly string[]): HelpRun {
-  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(REPO, "cli", "main.ts"), ...args], {
-    cwd: REPO,
-    encoding: "utf8",
-    // A fixed environment: help must not depend on the stack the caller selected or on colours.
-    env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0", REPROBENCH_STACK: "", COLUMNS: "110" },
-    timeout: 60_000,
+/**
+ * Runs `reprobench ARGS` from the checkout, resolving to its exit status and its output (stdout, else
+ * stderr). Asynchronous: a test worker that waited synchronously for some thirty CLI starts would not
+ * answer Vitest's RPC for that long.
+ */
+export function runCli(args: readonly string[]): Promise<HelpRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO, "cli", "main.ts"), ...args], {
+      cwd: REPO,
+      // A fixed environment: help must not depend on the stack the caller selected or on colours.
+      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0", REPROBENCH_STACK: "", COLUMNS: "110" },
+      timeout: 60_000,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, text: (stdout || stderr).replace(/\r\n/g, "\n").replace(/\s+$/, "") }));
   });
-  const text = (r.stdout || r.stderr || "").replace(/\r\n/g, "\n").replace(/\s+$/, "");
-  return { status: r.status, text };
 }
 
 /**
@@ -53,12 +62,15 @@ export function commandsFromHelp(helpText: string, program = "reprobench"): stri
   return names;
 }
 
-export function renderCliReference(run: (args: readonly string[]) => HelpRun = runCli): string {
-  const general = run(["--help"]);
+export async function renderCliReference(run: (args: readonly string[]) => Promise<HelpRun> = runCli): Promise<string> {
+  const general = await run(["--help"]);
   if (general.status !== 0) throw new Error(`reprobench --help exited ${general.status}:\n${general.text}`);
   const commands = commandsFromHelp(general.text);
-  const sections = commands.map((cmd) => {
-    const help = run([cmd, "--help"]);
+  // Two at a time (the machines this runs on have two cores), in the listing's order.
+  const helps: HelpRun[] = [];
+  for (let i = 0; i < commands.length; i += 2) helps.push(...(await Promise.all(commands.slice(i, i + 2).map((cmd) => run([cmd, "--help"])))));
+  const sections = commands.map((cmd, i) => {
+    const help = helps[i];
     if (help.status !== 0) throw new Error(`reprobench ${cmd} --help exited ${help.status}:\n${help.text}`);
     return ["", `## ${cmd}`, "", "```text", help.text, "```"].join("\n");
   });
