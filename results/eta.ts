@@ -34,15 +34,20 @@
 // percentiles.
 //
 // Measured on the seeded simulation of test/unit/sim/rehearsal-eta.test.ts (TB 2.1 timeouts, seed 000's
-// behaviours, 6×, 25 slots, 5 seeds; mean |error| of the time left at 25/50/75 %): 7/2/1 % with 5
-// attempts per task, 8/1/1 % with 3, and 10/27/23 % with one. There the end is set by the one agent
-// timeout on the 1800 s tier, pending at 50 % and young at 75 % (100–1000 s of a 10800 s agent budget)
-// while its tier shows no timeout among 10–14 finished trials: a model that does not bet on that trial
-// is off by ≥ 46 % at 50 % and ≥ 52 % at 75 %, and one that does would have to bet the same on the young
-// trials of the 3600 s tier, whose timeouts (~21600 s) the data make as likely and which do not happen.
-// The pooled model alone does exactly that (103/82/97 %); the first alone 13/37/42 %. Their median lands
-// between the two, which is why it is closer, not because it foresees the timeout; the range holds the
-// end in every sample.
+// behaviours, 6×, 25 slots; mean |error| of the time left at 25/50/75 %, seeds 0–4, held-out seeds 5–14 in
+// brackets): 7/2/1 % (4/4/5 %) with 5 attempts per task, 9/1/1 % (8/2/5 %) with 3, and 27/28/28 %
+// (21/17/19 %) with one. There the end is set by the one agent timeout on the 1800 s tier, pending at 50 %
+// and young at 75 % (150–1100 s of a 10800 s agent budget) while its tier shows no timeout among its
+// finished trials; what would bet on it bets the same on the young trials of the 3600 s tier, whose
+// timeouts (~21600 s) the data make as likely and which do not happen. Even given every tier's true
+// timeout rate and length, the median of such schedules misses by 16/15/37 % (14/16/29 %): the bound of
+// 15 % is out of reach of a calibrated model of independent fates at 75 %, and met there only by betting
+// on timeouts at about three times their rate. The pooled model alone bets far more (97/79/97 %), the
+// first alone far less (35/37/42 %); their median lands between the two, which is why it is closer, not
+// because it foresees the timeout; with one attempt the range holds the end in 44 of the 45 samples.
+// Models of the fates alone (per-tier Beta rates pooled by their marginal likelihood, with or without a
+// trend in log budget or a spike at zero; survivorship from a censored lognormal) were further off at
+// 25 % or 75 % on one of the two seed sets (the test's comment).
 import { seededUniform } from "./random";
 
 export interface EtaInput {
