@@ -3,11 +3,11 @@
 // (and then start a Go build), so the cache must stay empty. Without Node 22 it fetches one (or says what is
 // needed); a
 // symlinked node_modules is never reinstalled through (npm ci would empty its target).
-import { spawn } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { run } from "../../../sim/exec";
 
 const REPO = resolve(__dirname, "../../..");
 const BIN = join(REPO, "bin/reprobench");
@@ -22,17 +22,11 @@ afterEach(() => {
   dirs = [];
 });
 
-// Asynchronous, so the worker's event loop stays free to answer Vitest (a blocked worker times out its RPC).
-const reprobench = (args: string[], env: Record<string, string>, cwd: string, bin = BIN) =>
-  new Promise<{ status: number | null; stdout: string; stderr: string }>((done, fail) => {
-    const child = spawn("bash", [bin, ...args], { cwd, env: { HOME: process.env.HOME ?? "/root", ...env }, timeout: 60_000 });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", fail);
-    child.on("close", (status) => done({ status, stdout, stderr }));
-  });
+// Asynchronous (sim/exec.ts run), so the worker's event loop stays free to answer Vitest's RPC.
+const reprobench = async (args: string[], env: Record<string, string>, cwd: string, bin = BIN) => {
+  const r = await run(["bash", bin, ...args], { cwd, env: { HOME: process.env.HOME ?? "/root", ...env }, timeoutMs: 60_000 });
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
+};
 
 describe("bin/reprobench without the Pulumi toolchain", () => {
   it("config validate runs on Node alone, from any directory, and never starts the toolchain", async () => {
