@@ -20,11 +20,19 @@ const ssh = (name: string, command: string) => sim.ssh(name, command);
 const editConfig = (edit: (c: LooseConfig) => void) => sim.editConfig(edit);
 const daemonJson = (name: string) => ssh(name, "cat /etc/docker/daemon.json 2>/dev/null || echo ABSENT");
 
-/** Chat completions through the router; returns the set of "host@rank" tags that answered. */
+/**
+ * A concurrent batch of chat completions through the router; returns the set of "host@rank" tags that
+ * answered. Each request is a distinct routing probe the doubles answer in 0.3 s, so the batch is in flight
+ * together and cache_aware (abs 1 / rel 1.2) balances it by load: identical fast prompts would follow the
+ * prefix cache to whichever rank answered first, and the spread would depend on timing.
+ */
 async function routedTags(n: number): Promise<Set<string>> {
-  const body = JSON.stringify({ model: "Qwen/Qwen3.8-27B", messages: [{ role: "user", content: "Reply with exactly READY." }], max_tokens: 8 });
   const key = (await stack.outputs()).sglangApiKey.value as string;
-  const script = `for i in $(seq 1 ${n}); do curl -fsS -D - -o /dev/null -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '${body}' http://127.0.0.1:30000/v1/chat/completions & done; wait`;
+  const requests = Array.from({ length: n }, (_, i) => {
+    const body = JSON.stringify({ model: "Qwen/Qwen3.8-27B", messages: [{ role: "user", content: `[[double:routing-probe]] request ${i}` }], max_tokens: 32 });
+    return `curl -fsS -D - -o /dev/null -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '${body}' http://127.0.0.1:30000/v1/chat/completions &`;
+  });
+  const script = `${requests.join("\n")}\nwait`;
   const out = await ssh("worker-b", script);
   const tags = new Set<string>();
   let worker = "";
