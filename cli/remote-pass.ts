@@ -61,6 +61,8 @@ export interface RemotePass {
   cwd: string;
   /** Absolute runner paths and the content to write there (the current file is backed up first). */
   files: { path: string; content: string }[];
+  /** Absolute runner dirs to move before Harbor starts (trials set aside for re-running); none by default. */
+  moves?: { from: string; to: string }[];
   /** A name for the unit and the log: "resume" or "rerun". */
   kind: "resume" | "rerun";
   jobName: string;
@@ -97,6 +99,7 @@ export async function runRemotePass(remote: Pick<RemoteJob, "access" | "runner">
       ARGV_B64: Buffer.from(pass.argv.join("\0")).toString("base64"),
       VENV: remote.access.cluster.harbor.venv,
       FILES_B64: encodeFiles(pass.files),
+      MOVES_B64: Buffer.from((pass.moves ?? []).map((m) => `${m.from}\t${m.to}`).join("\n")).toString("base64"),
       STAMP: stamp,
       WAIT: pass.wait ? "1" : "0",
       // The stack's last job is now this pass's: `reprobench status --stack` follows it.

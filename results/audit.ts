@@ -22,6 +22,8 @@ export interface TrialInput {
   durationSec: number | null;
   /** The trial's own config.json (TrialConfig), when present; resume compares it with the job's. */
   config: HarborConfig | null;
+  /** Read from trial.log (results/harbor.ts cancelledAfterException); absent when not read. */
+  cancelledAfterException?: boolean;
 }
 
 export interface JobInput {

@@ -50,6 +50,23 @@ export const TrialResultSchema = z
   .passthrough();
 export type TrialResult = z.infer<typeof TrialResultSchema>;
 
+/** Whether a trial may be one Harbor cancelled after an earlier exception: worth reading its trial.log. */
+export function mayBeCancelledAfterException(r: TrialResult): boolean {
+  const type = r.exception_info?.exception_type;
+  return type !== undefined && type !== "CancelledError" && !r.verifier_result;
+}
+
+/**
+ * Harbor cancelled this trial after it had already recorded another exception: `Trial.run` logs
+ * "Trial <name> cancelled" to trial.log at DEBUG, but `_record_exception` keeps the first exception, so the
+ * record says e.g. AgentTimeoutError with no verifier result (a graceful stop that landed in the verifier
+ * of a timed-out trial). `harbor job resume -f CancelledError` keeps such a trial as final, unscored.
+ */
+export function cancelledAfterException(r: TrialResult, trialLog: string | null): boolean {
+  if (!mayBeCancelledAfterException(r) || trialLog === null) return false;
+  return trialLog.split("\n").some((line) => line.trimEnd() === `Trial ${r.trial_name} cancelled`);
+}
+
 export const JobResultSchema = z
   .object({
     id: z.string().optional(),

@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { buildAudit, JobInput, trialInput } from "./audit";
-import { asRecord, HarborConfig, JobResult, JobResultSchema, TrialResultSchema } from "./harbor";
+import { asRecord, cancelledAfterException, HarborConfig, JobResult, JobResultSchema, mayBeCancelledAfterException, TrialResultSchema } from "./harbor";
 import { JobSnapshot, SubmissionSnapshot } from "./leaderboard";
 import { Override } from "./overrides";
 import { AuditReport } from "./schema";
@@ -81,6 +81,8 @@ export function readJob(dir: string): JobInput {
     const t = trialInput(name, d, parsed.data);
     const trialCfg = readJson(path.join(abs, d, "config.json"));
     if (trialCfg && "value" in trialCfg) t.config = asRecord(trialCfg.value);
+    // trial.log only where it can matter (an unscored trial with a non-cancel exception): it can be large.
+    if (mayBeCancelledAfterException(parsed.data)) t.cancelledAfterException = cancelledAfterException(parsed.data, readText(path.join(abs, d, "trial.log")));
     trials.push(t);
   }
   return { name, dir: abs, config, result, trials, incompleteTrialDirs, warnings };

@@ -13,6 +13,8 @@ export interface ResumeTrial {
   exceptionType: string | null;
   /** The trial's own config.json (TrialConfig). */
   config: HarborConfig | null;
+  /** Harbor cancelled it after an earlier exception (results/harbor.ts cancelledAfterException). */
+  cancelledAfterException?: boolean;
 }
 
 export interface ResumeInput {
@@ -49,6 +51,13 @@ export interface ResumePlan {
   trialsToRerun: { dir: string; task: string; exceptionType: string }[];
   /** Unscored trials left alone because they would fail the same way again (auth, unknown model, quota). */
   keptNonTransient: { dir: string; task: string; exceptionType: string }[];
+  /**
+   * Trials Harbor cancelled after an earlier exception (no reward, yet a type the filter keeps): moved from
+   * the job dir into `setAsideDir` before Harbor starts, so it re-runs them; the move keeps their logs.
+   */
+  trialsToSetAside: { dir: string; task: string; exceptionType: string }[];
+  /** `<job dir>.cancelled-trials`, beside the job dir (Harbor deletes trial dirs it finds without a result). */
+  setAsideDir: string;
   edits: FileEdit[];
   config: HarborConfig;
   lock: HarborConfig | null;
@@ -170,6 +179,13 @@ export function planResume(input: ResumeInput, opts: ResumeOptions = {}): Resume
     warnings.push(`${namedNonTransient.join(", ")} in the filter: these fail again the same way unless the API key, model name or quota was fixed since`);
   }
   const rerunDirs = new Set(trialsToRerun.map((t) => t.dir));
+  // A cancelled trial is re-run when the filter re-runs cancellations, whatever exception it kept.
+  const trialsToSetAside = errorTypes.includes("CancelledError")
+    ? input.trials
+        .filter((t): t is ResumeTrial & { exceptionType: string } => t.cancelledAfterException === true && t.exceptionType !== null && !rerunDirs.has(t.dir))
+        .map((t) => ({ dir: t.dir, task: t.task, exceptionType: t.exceptionType }))
+    : [];
+  for (const t of trialsToSetAside) rerunDirs.add(t.dir);
   const kept = input.trials.filter((t) => !rerunDirs.has(t.dir));
 
   const config: HarborConfig = structuredClone(input.config);
@@ -231,7 +247,7 @@ export function planResume(input: ResumeInput, opts: ResumeOptions = {}): Resume
     lock.n_concurrent_trials = targetN;
   }
 
-  if (trialsToRerun.length === 0 && input.incompleteTrialDirs.length === 0) {
+  if (trialsToRerun.length === 0 && trialsToSetAside.length === 0 && input.incompleteTrialDirs.length === 0) {
     warnings.push(`no trial has an exception type in the filter (${errorTypes.join(", ")}); resume will only start trials that never ran`);
   }
 
@@ -244,6 +260,8 @@ export function planResume(input: ResumeInput, opts: ResumeOptions = {}): Resume
     errorTypes,
     trialsToRerun,
     keptNonTransient,
+    trialsToSetAside,
+    setAsideDir: `${path.resolve(input.jobDir)}.cancelled-trials`,
     edits,
     config,
     lock,

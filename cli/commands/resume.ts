@@ -206,7 +206,13 @@ async function resumeJob(
       jobDir,
       config,
       lock,
-      trials: job.trials.map((t) => ({ dir: t.path.split("/").slice(1).join("/"), task: t.task, exceptionType: t.exceptionType, config: t.config })),
+      trials: job.trials.map((t) => ({
+        dir: t.path.split("/").slice(1).join("/"),
+        task: t.task,
+        exceptionType: t.exceptionType,
+        config: t.config,
+        cancelledAfterException: t.cancelledAfterException,
+      })),
       incompleteTrialDirs: job.incompleteTrialDirs,
     },
     { errorTypes: values["error-type"], nConcurrent, harborBin: values.harbor },
@@ -219,6 +225,10 @@ async function resumeJob(
   console.log(`trials Harbor will delete and re-run: ${plan.trialsToRerun.length}${byType.size ? ` (${[...byType].map(([t, n]) => `${t} ${n}`).join(", ")})` : ""}`);
   for (const t of plan.trialsToRerun.slice(0, 20)) console.log(`  ${t.dir}  ${t.exceptionType}`);
   if (plan.trialsToRerun.length > 20) console.log(`  … ${plan.trialsToRerun.length - 20} more`);
+  if (plan.trialsToSetAside.length) {
+    console.log(`trials cancelled after an earlier error, without a reward, moved to ${plan.setAsideDir} and re-run: ${plan.trialsToSetAside.length}`);
+    for (const t of plan.trialsToSetAside.slice(0, 20)) console.log(`  ${t.dir}  ${t.exceptionType}, then cancelled`);
+  }
   if (plan.keptNonTransient.length) console.log(`kept (would fail the same way again): ${plan.keptNonTransient.length}`);
   for (const e of plan.edits) console.log(`edit ${e.file}: ${e.key} ${JSON.stringify(e.from)} → ${JSON.stringify(e.to)} (${e.why})`);
   for (const w of plan.warnings) console.error(`warning: ${w}`);
@@ -232,7 +242,8 @@ async function resumeJob(
   const edited = [...new Set(plan.edits.map((e) => e.file))].map((file) => ({ file, content: `${JSON.stringify(file === "config.json" ? plan.config : plan.lock, null, 4)}\n` }));
   if (remote) {
     const files = edited.map((e) => ({ path: path.posix.join(jobDir, e.file), content: e.content }));
-    const ran = await runRemotePass(remote, { kind: "resume", jobName: job.name, jobDir, argv: plan.argv, cwd: plan.cwd, files, wait: values.wait === true });
+    const moves = plan.trialsToSetAside.map((t) => ({ from: path.posix.join(jobDir, t.dir), to: path.posix.join(plan.setAsideDir, t.dir) }));
+    const ran = await runRemotePass(remote, { kind: "resume", jobName: job.name, jobDir, argv: plan.argv, cwd: plan.cwd, files, moves, wait: values.wait === true });
     return reportRemotePass(ran, values.wait === true, remote.access.stack);
   }
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
@@ -240,6 +251,13 @@ async function resumeJob(
     const abs = path.join(jobDir, file);
     console.log(`backup ${backup(abs, stamp)}`);
     fs.writeFileSync(abs, content);
+  }
+  for (const t of plan.trialsToSetAside) {
+    const to = path.join(plan.setAsideDir, t.dir);
+    if (fs.existsSync(to)) throw new Error(`${to} already exists: a trial of that name was set aside before; move it away, then resume again`);
+    fs.mkdirSync(plan.setAsideDir, { recursive: true });
+    fs.renameSync(path.join(jobDir, t.dir), to);
+    console.log(`moved ${t.dir} to ${plan.setAsideDir}/`);
   }
   warnMissingKey(plan.config);
   return runHarbor(plan.argv, plan.cwd, plan.env);

@@ -5,6 +5,7 @@
 # environment file, log appended), and with WAIT=1 waits for it to exit.
 # Inputs: WORK_DIR (Harbor's cwd), UNIT, LOG_FILE, API_KEY, ARGV_B64 (base64 of the NUL-separated argv; a
 # relative argv[0] is looked up in VENV/bin), VENV, FILES_B64 (base64 of lines "<path>\t<base64 content>",
+# may be empty), MOVES_B64 (base64 of lines "<from dir>\t<to dir>", absolute, moved before Harbor starts;
 # may be empty), STAMP (backup suffix), WAIT (0|1), WAIT_TIMEOUT_SECS, STOP_TIMEOUT_SECS; optional JOB_DIR
 # and CURRENT_FILE: the stack's runs/current.d/ entry, pointed at this pass so `reprobench status` follows it.
 set -euo pipefail
@@ -32,6 +33,19 @@ if [ -n "${FILES_B64:-}" ]; then
     printf '%s' "$content" | base64 -d >"$file.part" && mv -- "$file.part" "$file"
     say "wrote $file"
   done < <(printf '%s' "$FILES_B64" | base64 -d)
+fi
+
+if [ -n "${MOVES_B64:-}" ]; then
+  while IFS=$'\t' read -r from to; do
+    [ -n "$from" ] || continue
+    case "$from$to" in /*/*) ;; *) die "planned move $from -> $to is not between absolute paths";; esac
+    [ -d "$from" ] || die "planned move: $from is not a directory"
+    [ ! -e "$to" ] || die "planned move: $to already exists (set aside by an earlier pass?); move it away and run again"
+    mkdir -p -- "$(dirname "$to")"
+    mv -- "$from" "$to"
+    if [ ! -d "$to" ] || [ -e "$from" ]; then die "moving $from to $to did not complete"; fi
+    say "moved $from to $to"
+  done < <(printf '%s' "$MOVES_B64" | base64 -d)
 fi
 
 env_file=$(mktemp /run/reprobench-pass-XXXXXX.env)

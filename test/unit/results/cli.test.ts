@@ -98,6 +98,22 @@ describe("resume / rerun", () => {
     expect(backups.sort().map((b) => b.split(".bak-")[0])).toEqual(["config.json", "lock.json"]);
   });
 
+  it("moves a trial cancelled after an earlier exception beside the job dir, logs and all, before Harbor re-runs it", async () => {
+    const jobDir = writeJob(path.join(root, "cut", "jobs"), { name: "run1", trials: [...trials, { task: "d", exception: "AgentTimeoutError", start: at(0) }] });
+    const cut = fs.readdirSync(jobDir).find((d) => d.startsWith("d__"))!;
+    fs.appendFileSync(path.join(jobDir, cut, "trial.log"), `Trial ${cut} cancelled\n`);
+    const log = path.join(root, "cut", "harbor.log");
+    process.env.FAKE_HARBOR_LOG = log;
+    capture();
+    expect(await resume.run([jobDir, "--harbor", FAKE_HARBOR])).toBe(0);
+    delete process.env.FAKE_HARBOR_LOG;
+    expect(out.join("\n")).toContain(`trials cancelled after an earlier error, without a reward, moved to ${jobDir}.cancelled-trials and re-run: 1`);
+    expect(fs.existsSync(path.join(jobDir, cut))).toBe(false);
+    expect(fs.readFileSync(path.join(`${jobDir}.cancelled-trials`, cut, "trial.log"), "utf8")).toContain(`Trial ${cut} cancelled`);
+    expect(fs.existsSync(path.join(`${jobDir}.cancelled-trials`, cut, "result.json"))).toBe(true);
+    expect(harborLog(log).args.slice(0, 4)).toEqual(["job", "resume", "-p", jobDir]);
+  });
+
   it("refuses with exit 1 when the endpoint changed, before touching anything", async () => {
     const jobDir = writeJob(path.join(root, "moved", "jobs"), { name: "run1", trials });
     const cfgFile = path.join(jobDir, "config.json");

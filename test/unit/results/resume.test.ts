@@ -207,3 +207,57 @@ describe("planRerun", () => {
     expect(() => planRerun(jobDir, job.config!, job.trials, ["a"], { jobName: "bad name" })).toThrow(/job name 'bad name'/);
   });
 });
+
+describe("a trial Harbor cancelled after an earlier exception (a stop in a timed-out trial's verifier)", () => {
+  /** Appends Harbor's cancel line (trial.py run()) to the trial.log of each named task's trial. */
+  function cancelIn(jobDir: string, tasks: string[]): void {
+    for (const dir of fs.readdirSync(jobDir)) {
+      const result = path.join(jobDir, dir, "result.json");
+      if (!fs.existsSync(result)) continue;
+      const r = JSON.parse(fs.readFileSync(result, "utf8"));
+      if (tasks.includes(r.task_name)) fs.appendFileSync(path.join(jobDir, dir, "trial.log"), `Trial ${r.trial_name} cancelled\n`);
+    }
+  }
+  const trials = [
+    { task: "cut-verifier", exception: "AgentTimeoutError", start: at(0) },
+    { task: "scored-then-cancelled", exception: "AgentTimeoutError", reward: 0, start: at(0) },
+    { task: "unscored-no-cancel", exception: "AgentTimeoutError", start: at(0) },
+    { task: "plain-cancel", exception: "CancelledError", start: at(0) },
+  ];
+
+  it("readJob tells it by trial.log's cancel line, only when it has no verifier result", () => {
+    const jobDir = writeJob(path.join(root, "cancel-after", "jobs"), { name: "run1", trials });
+    cancelIn(jobDir, ["cut-verifier", "scored-then-cancelled", "plain-cancel"]);
+    const flags = Object.fromEntries(readJob(jobDir).trials.map((t) => [t.task, t.cancelledAfterException === true]));
+    expect(flags).toEqual({ "cut-verifier": true, "scored-then-cancelled": false, "unscored-no-cancel": false, "plain-cancel": false });
+  });
+
+  it("is set aside beside the job dir and re-run when the filter re-runs cancellations; kept when it does not", () => {
+    const jobDir = writeJob(path.join(root, "cancel-after-plan", "jobs"), { name: "run1", trials });
+    cancelIn(jobDir, ["cut-verifier", "plain-cancel"]);
+    const input = inputFor(jobDir);
+    input.trials = readJob(jobDir).trials.map((t) => ({ ...input.trials.find((i) => i.task === t.task)!, cancelledAfterException: t.cancelledAfterException }));
+    const plan = planResume(input);
+    expect(plan.trialsToSetAside.map((t) => [t.task, t.exceptionType])).toEqual([["cut-verifier", "AgentTimeoutError"]]);
+    expect(plan.setAsideDir).toBe(`${jobDir}.cancelled-trials`);
+    expect(plan.trialsToRerun.map((t) => t.task)).toEqual(["plain-cancel"]);
+    expect(plan.argv).not.toContain("AgentTimeoutError");
+    const without = planResume(input, { errorTypes: ["SandboxError"] });
+    expect(without.trialsToSetAside).toEqual([]);
+  });
+
+  it("a mismatch on the set-aside trial alone does not refuse the resume (it is not kept)", () => {
+    const jobDir = writeJob(path.join(root, "cancel-after-mismatch", "jobs"), {
+      name: "run1",
+      trials: [
+        { task: "a", reward: 1, start: at(0) },
+        { task: "cut-verifier", exception: "AgentTimeoutError", start: at(0), agentKwargs: { ...DEFAULT_KWARGS, api_base: "http://10.9.9.9:30000/v1" } },
+      ],
+    });
+    cancelIn(jobDir, ["cut-verifier"]);
+    const input = inputFor(jobDir);
+    const flagged = planResume({ ...input, trials: input.trials.map((t) => ({ ...t, cancelledAfterException: t.task === "cut-verifier" })) });
+    expect(flagged.refusal).toBeNull();
+    expect(planResume(input).refusal).toContain("agents[0].kwargs.api_base");
+  });
+});
