@@ -48,6 +48,9 @@ Default filter: the infra, setup and cancelled types that Harbor 0.21 itself tre
 that are not in its RetryConfig.exclude_exceptions default (models/job/config.py):
 ${wrapList(defaultMopUpErrorTypes(), "  ")}
 (CancelledError is also Harbor's own resume default, which -f replaces.)
+A trial Harbor cancelled after it had recorded another exception (its trial.log says so: a stop in a
+timed-out trial's verifier) keeps that exception and no reward; with CancelledError in the filter it
+is moved to <job dir>.cancelled-trials and run again.
 Not re-run unless named with --error-type:
   - unscored, but they fail again the same way until the API key, model name or quota is fixed (fix
     that, then name them):
