@@ -77,6 +77,11 @@ export function encodeFiles(files: readonly { path: string; content: string }[])
   return Buffer.from(lines ? `${lines}\n` : "").toString("base64");
 }
 
+/** Lines "<from>\t<to>", each ending in a newline (bash's `read` drops a last line without one), base64. */
+export function encodeMoves(moves: readonly { from: string; to: string }[]): string {
+  return Buffer.from(moves.map((m) => `${m.from}\t${m.to}\n`).join("")).toString("base64");
+}
+
 /** The unit a pass runs under; one pass of a kind per job at a time. */
 export function passUnit(kind: RemotePass["kind"], jobName: string): string {
   return `reprobench-${kind}-${jobName.replace(/[^A-Za-z0-9_.-]/g, "_")}.service`;
@@ -99,7 +104,7 @@ export async function runRemotePass(remote: Pick<RemoteJob, "access" | "runner">
       ARGV_B64: Buffer.from(pass.argv.join("\0")).toString("base64"),
       VENV: remote.access.cluster.harbor.venv,
       FILES_B64: encodeFiles(pass.files),
-      MOVES_B64: Buffer.from((pass.moves ?? []).map((m) => `${m.from}\t${m.to}`).join("\n")).toString("base64"),
+      MOVES_B64: encodeMoves(pass.moves ?? []),
       STAMP: stamp,
       WAIT: pass.wait ? "1" : "0",
       // The stack's last job is now this pass's: `reprobench status --stack` follows it.

@@ -36,7 +36,7 @@ if [ -n "${FILES_B64:-}" ]; then
 fi
 
 if [ -n "${MOVES_B64:-}" ]; then
-  while IFS=$'\t' read -r from to; do
+  while IFS=$'\t' read -r from to || [ -n "$from" ]; do
     [ -n "$from" ] || continue
     case "$from$to" in /*/*) ;; *) die "planned move $from -> $to is not between absolute paths";; esac
     [ -d "$from" ] || die "planned move: $from is not a directory"
