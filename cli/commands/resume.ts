@@ -249,6 +249,9 @@ async function resumeJob(
     const ran = await runRemotePass(remote, { kind: "resume", jobName: job.name, jobDir, argv: plan.argv, cwd: plan.cwd, files, moves, wait: values.wait === true });
     return reportRemotePass(ran, values.wait === true, remote.access.stack);
   }
+  // Every set-aside target is checked before anything is edited or moved: a refusal changes nothing.
+  const taken = plan.trialsToSetAside.map((t) => path.join(plan.setAsideDir, t.dir)).filter((to) => fs.existsSync(to));
+  if (taken.length) throw new Error(`${taken.join(", ")} already exist(s): set aside by an earlier resume; move them away, then resume again`);
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
   for (const { file, content } of edited) {
     const abs = path.join(jobDir, file);
@@ -257,7 +260,6 @@ async function resumeJob(
   }
   for (const t of plan.trialsToSetAside) {
     const to = path.join(plan.setAsideDir, t.dir);
-    if (fs.existsSync(to)) throw new Error(`${to} already exists: a trial of that name was set aside before; move it away, then resume again`);
     fs.mkdirSync(plan.setAsideDir, { recursive: true });
     fs.renameSync(path.join(jobDir, t.dir), to);
     console.log(`moved ${t.dir} to ${plan.setAsideDir}/`);

@@ -36,16 +36,26 @@ if [ -n "${FILES_B64:-}" ]; then
 fi
 
 if [ -n "${MOVES_B64:-}" ]; then
+  moves_from=() moves_to=()
   while IFS=$'\t' read -r from to || [ -n "$from" ]; do
     [ -n "$from" ] || continue
-    case "$from$to" in /*/*) ;; *) die "planned move $from -> $to is not between absolute paths";; esac
+    moves_from+=("$from") moves_to+=("$to")
+  done < <(printf '%s' "$MOVES_B64" | base64 -d)
+  # Every move is checked before the first is made: a refused pass moves nothing.
+  for i in "${!moves_from[@]}"; do
+    from=${moves_from[$i]} to=${moves_to[$i]}
+    case "$from" in /*) ;; *) die "planned move $from -> $to is not between absolute paths";; esac
+    case "$to" in /*) ;; *) die "planned move $from -> $to is not between absolute paths";; esac
     [ -d "$from" ] || die "planned move: $from is not a directory"
     [ ! -e "$to" ] || die "planned move: $to already exists (set aside by an earlier pass?); move it away and run again"
+  done
+  for i in "${!moves_from[@]}"; do
+    from=${moves_from[$i]} to=${moves_to[$i]}
     mkdir -p -- "$(dirname "$to")"
     mv -- "$from" "$to"
     if [ ! -d "$to" ] || [ -e "$from" ]; then die "moving $from to $to did not complete"; fi
     say "moved $from to $to"
-  done < <(printf '%s' "$MOVES_B64" | base64 -d)
+  done
 fi
 
 env_file=$(mktemp /run/reprobench-pass-XXXXXX.env)

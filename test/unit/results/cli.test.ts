@@ -114,6 +114,19 @@ describe("resume / rerun", () => {
     expect(harborLog(log).args.slice(0, 4)).toEqual(["job", "resume", "-p", jobDir]);
   });
 
+  it("refuses a set-aside whose target exists before editing or moving anything", async () => {
+    const jobDir = writeJob(path.join(root, "cut-taken", "jobs"), { name: "run1", trials: [...trials, { task: "d", exception: "AgentTimeoutError", start: at(0) }] });
+    const cut = fs.readdirSync(jobDir).find((d) => d.startsWith("d__"))!;
+    fs.appendFileSync(path.join(jobDir, cut, "trial.log"), `Trial ${cut} cancelled\n`);
+    fs.mkdirSync(path.join(`${jobDir}.cancelled-trials`, cut), { recursive: true });
+    const lock = fs.readFileSync(path.join(jobDir, "lock.json"), "utf8");
+    capture();
+    await expect(resume.run([jobDir, "--n-concurrent", "30", "--harbor", "/nonexistent/harbor"])).rejects.toThrow(/already exist/);
+    expect(fs.existsSync(path.join(jobDir, cut, "result.json"))).toBe(true);
+    expect(fs.readFileSync(path.join(jobDir, "lock.json"), "utf8")).toBe(lock);
+    expect(fs.readdirSync(jobDir).filter((f) => f.includes(".bak-"))).toEqual([]);
+  });
+
   it("refuses with exit 1 when the endpoint changed, before touching anything", async () => {
     const jobDir = writeJob(path.join(root, "moved", "jobs"), { name: "run1", trials });
     const cfgFile = path.join(jobDir, "config.json");

@@ -61,7 +61,11 @@ describe("harbor-pass.sh MOVES_B64", () => {
   it("refuses a move onto an existing dir, or between relative paths, before anything starts or moves", async () => {
     const r = runner("refused");
     fs.mkdirSync(r.aside, { recursive: true });
-    await expect(r.pass([{ from: r.trial, to: r.aside }])).rejects.toMatchObject({ stderr: expect.stringContaining(`${r.aside} already exists`) });
+    const other = path.join(r.jobDir, "other__def");
+    fs.mkdirSync(other);
+    // The refused move comes second: the first, valid one must not have been made either.
+    await expect(r.pass([{ from: other, to: `${r.aside}-other` }, { from: r.trial, to: r.aside }])).rejects.toMatchObject({ stderr: expect.stringContaining(`${r.aside} already exists`) });
+    expect(fs.existsSync(other)).toBe(true);
     await expect(r.pass([{ from: "jobs/run1/cut__abc", to: "somewhere/cut__abc" }])).rejects.toMatchObject({ stderr: expect.stringContaining("is not between absolute paths") });
     expect(fs.existsSync(path.join(r.trial, "result.json"))).toBe(true);
     expect(r.callsMade()).toEqual([]);
