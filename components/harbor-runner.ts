@@ -87,8 +87,9 @@ export class HarborRunner extends pulumi.ComponentResource {
         rerunOnLogin: ["user"],
         timeoutSeconds: 1800,
       },
-      // A running job runs from this venv: a reinstall or removal asks the restart guard first.
-      { parent: this, hooks: guardHooks(`${name}-install`, args.host.restartGuard, "the Harbor install") },
+      // A running job runs from this venv: a reinstall or removal asks the restart guard first. The
+      // component's dependsOn does not reach its children by itself: passed on.
+      { parent: this, dependsOn: opts?.dependsOn, hooks: guardHooks(`${name}-install`, args.host.restartGuard, "the Harbor install") },
     );
     this.install = install.stdout.apply((s) => lastJsonLine<HarborInstallReport>(s, "harbor-install.sh"));
     this.registerOutputs({ install: this.install });

@@ -97,7 +97,9 @@ export class TaskImages extends pulumi.ComponentResource {
         ...(environment !== undefined ? { environment } : {}),
         timeoutSeconds: TASK_IMAGES_TIMEOUT_SECONDS,
       },
-      { parent: this },
+      // The component's dependsOn does not reach its children by itself: passed on, so no pull overlaps
+      // the daemon.json merge (which may restart dockerd) of the cluster's DockerDaemon.
+      { parent: this, dependsOn: opts?.dependsOn },
     );
     this.report = pull.stdout.apply((s) => lastJsonLine<TaskImagesReport>(s, "task-images.sh"));
     this.registerOutputs({ report: this.report });

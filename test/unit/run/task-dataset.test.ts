@@ -61,8 +61,11 @@ describe("TaskDataset in a cluster-owning stack", () => {
     expect(rs.filter((r) => r.parent === harbor?.urn).map((r) => r.name)).toEqual(["harbor-install"]);
     expect(urnsAnsweredBy(rs, byName(rs, "harbor-install"))).toContain(releasedUrn("harbor-install"));
     expect(byName(rs, "harbor-install").aliasParents).toEqual([]);
-    // The pre-pull reads the dataset's images, as before.
-    expect(byName(rs, "task-images-pull").dependencies).toEqual([dataset.urn]);
+    // The pre-pull reads the dataset's images, as before, and (like the install) waits for the runner's
+    // daemon.json merge, which may restart dockerd: the components' dependsOn passed on to their steps.
+    const runnerDaemon = byName(rs, "worker-b-docker-daemon-json").urn;
+    expect(byName(rs, "task-images-pull").dependencies.sort()).toEqual([runnerDaemon, dataset.urn].sort());
+    expect(byName(rs, "harbor-install").dependencies).toEqual([runnerDaemon]);
     expect(String(byName(rs, "task-images-pull").inputs.create)).toContain("x/a:1");
   });
 
