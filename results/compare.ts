@@ -211,7 +211,9 @@ function flatten(value: unknown, prefix: string, out: Record<string, string>): v
 }
 
 function datasetText(d: Record<string, unknown>): string {
-  if (typeof d.path === "string") return d.path;
+  // A checkout's path is plumbing (each stack has its own, datasets/<project>.<stack>), like api_base: not
+  // a condition of the run. What it holds is the "dataset commit" row's.
+  if (typeof d.path === "string") return "local checkout";
   if (typeof d.git_url === "string") return `${d.git_url}${d.git_commit_id ? `@${d.git_commit_id}` : ""}`;
   if (typeof d.name === "string") return `${d.name}${d.version ? `@${d.version}` : ""}`;
   return shown(d);

@@ -13,6 +13,7 @@ import { runRerun, runResume } from "../../cli/commands/resume";
 import { ROLE_LABEL } from "../../components/container-spec";
 import { runStatus } from "../../cli/commands/status";
 import { auditDirs, readJob } from "../../results/load";
+import { MANIFEST_FILE } from "../../results/manifest";
 import { parseOverrides } from "../../results/overrides";
 import type { AuditReport } from "../../results/schema";
 import type { StatusReport } from "../../results/status";
@@ -139,7 +140,10 @@ printf '%s\\t%s\\n' "$failed" "$first"`;
 
 /** Copies a job dir from the runner into `localJobs` (tar over the sim's SSH). */
 export async function pullJob(sim: SimStack, jobsDir: string, job: string, localJobs: string): Promise<string> {
-  const b64 = await sim.ssh(RUNNER, `tar -C ${jobsDir} -czf - ${job} | base64 -w0`);
+  // With the run manifest beside it when the job has one (what `reprobench pull --stack` brings too): the
+  // comparison's dataset commit, images and GPU-hours come from it.
+  const manifest = `${job}.${MANIFEST_FILE}`;
+  const b64 = await sim.ssh(RUNNER, `cd ${jobsDir} && tar -czf - ${job} $(test -f ${manifest} && echo ${manifest}) | base64 -w0`);
   fs.mkdirSync(localJobs, { recursive: true });
   await mustRun(["tar", "-xzf", "-", "-C", localJobs], { input: Buffer.from(b64.trim(), "base64") });
   return path.join(localJobs, job);

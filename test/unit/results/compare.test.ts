@@ -4,6 +4,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JobInput } from "../../../results/audit";
 import { binomialCdfHalf, compareRuns, type CompareSide, type Comparison, DifferentTasksError, mcnemarExact, pairedBootstrap, quantileSorted, renderCompareMarkdown, runConditions } from "../../../results/compare";
 import { renderCompareHtml } from "../../../results/compare-html";
 import { runCost } from "../../../results/cost";
@@ -151,6 +152,21 @@ describe("different task sets", () => {
 });
 
 describe("the statistics", () => {
+  it("a local checkout's path is no condition: two stacks' checkouts of one commit do not differ", () => {
+    const job = (stack: string): JobInput => ({
+      name: `j-${stack}`, dir: `/jobs/j-${stack}`, result: null, trials: [], incompleteTrialDirs: [], warnings: [],
+      config: { datasets: [{ path: `/var/lib/reprobench/datasets/reprobench.${stack}` }] } as JobInput["config"],
+    });
+    const manifest = { dataset: { identity: "b1284a5f842085d4a89e2855df0179f944db89cd" } };
+    const a = runConditions([job("dev")], manifest);
+    const b = runConditions([job("prod")], manifest);
+    expect(a.dataset).toBe("local checkout");
+    expect(b.dataset).toBe(a.dataset);
+    expect(a["dataset commit"]).toBe("b1284a5f842085d4a89e2855df0179f944db89cd");
+    // A different commit still shows as one.
+    expect(runConditions([job("prod")], { dataset: { identity: "0".repeat(40) } })["dataset commit"]).not.toBe(a["dataset commit"]);
+  });
+
   it("binomial CDF and McNemar edge cases", () => {
     expect(binomialCdfHalf(0, 1)).toBe(0.5);
     expect(binomialCdfHalf(2, 4)).toBeCloseTo(11 / 16, 15); // (1 + 4 + 6) / 16
