@@ -1,6 +1,6 @@
 // The audit proper: pure functions from parsed job records to an AuditReport. No file system here; see
 // load.ts for reading job directories.
-import { asRecord, HarborConfig, JobResult, parseTime, redactSecrets, secondsBetween, TrialResult } from "./harbor";
+import { asRecord, HarborConfig, interruptedWithoutRecord, JobResult, parseTime, redactSecrets, secondsBetween, TrialResult } from "./harbor";
 import { configDeviations } from "./leaderboard";
 import { Override } from "./overrides";
 import { AUDIT_SCHEMA_VERSION, AuditReport, AuditTrial, Outcome, Phases, Score, Tokens } from "./schema";
@@ -24,6 +24,8 @@ export interface TrialInput {
   config: HarborConfig | null;
   /** Read from trial.log (results/harbor.ts cancelledAfterException); absent when not read. */
   cancelledAfterException?: boolean;
+  /** Finished with neither exception nor reward: a stop landed in it (results/harbor.ts interruptedWithoutRecord). */
+  interruptedWithoutRecord?: boolean;
 }
 
 export interface JobInput {
@@ -66,6 +68,7 @@ export function trialInput(job: string, dirName: string, r: TrialResult): TrialI
     },
     durationSec: secondsBetween(r.started_at, r.finished_at),
     config: r.config ? asRecord(r.config) : null,
+    ...(interruptedWithoutRecord(r) ? { interruptedWithoutRecord: true } : {}),
   };
 }
 
@@ -260,7 +263,7 @@ export function buildAudit(jobs: readonly JobInput[], opts: AuditOptions = {}): 
   };
   const isGenuine = (t: TrialInput): boolean => {
     const ev = scoringDependsOnLogs(t.reward, t.exceptionType, t.exceptionMessage) ? evidenceOf(t) : [];
-    return isScored(t.reward, classifyTrial(t.reward, t.exceptionType, t.exceptionMessage, ev).category);
+    return isScored(t.reward, classifyTrial(t.reward, t.exceptionType, t.exceptionMessage, ev, t.interruptedWithoutRecord).category);
   };
   const overrides = opts.overrides ?? [];
   const k = attemptsPerTask(jobs);
@@ -273,7 +276,7 @@ export function buildAudit(jobs: readonly JobInput[], opts: AuditOptions = {}): 
       // Clean passes need no log evidence; everything else gets it for the taxonomy and the report.
       const cleanPass = t.reward !== null && t.reward >= 1 && t.exceptionType === null;
       const ev = cleanPass ? [] : evidenceOf(t);
-      const c = classifyTrial(t.reward, t.exceptionType, t.exceptionMessage, ev);
+      const c = classifyTrial(t.reward, t.exceptionType, t.exceptionMessage, ev, t.interruptedWithoutRecord);
       if (t.finishedAt === null) warnings.push(`${t.path}: result.json has no finished_at; ordered by started_at`);
       return {
         task,

@@ -67,6 +67,19 @@ export function cancelledAfterException(r: TrialResult, trialLog: string | null)
   return trialLog.split("\n").some((line) => line.trimEnd() === `Trial ${r.trial_name} cancelled`);
 }
 
+/**
+ * A trial interrupted with nothing recorded. `harbor run` turns SIGTERM into KeyboardInterrupt (cli/jobs.py
+ * `_handle_sigterm`); when that lands while a trial's own coroutine runs, `Trial.run` catches it neither as
+ * CancelledError nor as Exception, yet its `finally` still writes result.json: finished, no exception, no
+ * verifier result. `harbor job resume` keeps it as final, unscored; nothing in trial.log says so. A trial
+ * whose verification was switched off (or that only installed) legitimately has no verifier result.
+ */
+export function interruptedWithoutRecord(r: TrialResult): boolean {
+  if (r.exception_info || r.verifier_result || !r.finished_at) return false;
+  const config = asRecord(r.config);
+  return asRecord(config.verifier).disable !== true && config.install_only !== true;
+}
+
 export const JobResultSchema = z
   .object({
     id: z.string().optional(),

@@ -15,6 +15,8 @@ export interface ResumeTrial {
   config: HarborConfig | null;
   /** Harbor cancelled it after an earlier exception (results/harbor.ts cancelledAfterException). */
   cancelledAfterException?: boolean;
+  /** A stop landed in it and nothing was recorded (results/harbor.ts interruptedWithoutRecord). */
+  interruptedWithoutRecord?: boolean;
 }
 
 export interface ResumeInput {
@@ -52,10 +54,12 @@ export interface ResumePlan {
   /** Unscored trials left alone because they would fail the same way again (auth, unknown model, quota). */
   keptNonTransient: { dir: string; task: string; exceptionType: string }[];
   /**
-   * Trials Harbor cancelled after an earlier exception (no reward, yet a type the filter keeps): moved from
-   * the job dir into `setAsideDir` before Harbor starts, so it re-runs them; the move keeps their logs.
+   * Trials a stop cut short that Harbor would keep as final: cancelled after an earlier exception (no
+   * reward, yet a type the filter keeps; `exceptionType` is that type), or interrupted with nothing
+   * recorded (`exceptionType` null). Moved from the job dir into `setAsideDir` before Harbor starts, so it
+   * re-runs them; the move keeps their logs.
    */
-  trialsToSetAside: { dir: string; task: string; exceptionType: string }[];
+  trialsToSetAside: { dir: string; task: string; exceptionType: string | null }[];
   /** `<job dir>.cancelled-trials`, beside the job dir (Harbor deletes trial dirs it finds without a result). */
   setAsideDir: string;
   edits: FileEdit[];
@@ -179,11 +183,12 @@ export function planResume(input: ResumeInput, opts: ResumeOptions = {}): Resume
     warnings.push(`${namedNonTransient.join(", ")} in the filter: these fail again the same way unless the API key, model name or quota was fixed since`);
   }
   const rerunDirs = new Set(trialsToRerun.map((t) => t.dir));
-  // A cancelled trial is re-run when the filter re-runs cancellations, whatever exception it kept.
+  // A cancelled trial is re-run when the filter re-runs cancellations, whatever exception it kept; so is
+  // one the stop interrupted without a record (the same cancellation, arrived as KeyboardInterrupt).
+  const cutShort = (t: ResumeTrial): boolean =>
+    (t.cancelledAfterException === true && t.exceptionType !== null) || (t.interruptedWithoutRecord === true && t.exceptionType === null);
   const trialsToSetAside = errorTypes.includes("CancelledError")
-    ? input.trials
-        .filter((t): t is ResumeTrial & { exceptionType: string } => t.cancelledAfterException === true && t.exceptionType !== null && !rerunDirs.has(t.dir))
-        .map((t) => ({ dir: t.dir, task: t.task, exceptionType: t.exceptionType }))
+    ? input.trials.filter((t) => cutShort(t) && !rerunDirs.has(t.dir)).map((t) => ({ dir: t.dir, task: t.task, exceptionType: t.exceptionType }))
     : [];
   for (const t of trialsToSetAside) rerunDirs.add(t.dir);
   const kept = input.trials.filter((t) => !rerunDirs.has(t.dir));

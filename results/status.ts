@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { estimateRemaining } from "./eta";
 import { duration } from "./format";
-import { asRecord, HARBOR_DEFAULTS, maskText, parseTime, secondsBetween } from "./harbor";
+import { asRecord, HARBOR_DEFAULTS, interruptedWithoutRecord, maskText, parseTime, secondsBetween, type TrialResult } from "./harbor";
 import { getLoadRankLoads, parsePrometheus, type RankLoad, routerWorkers, type RouterWorker, sglangRankLoads } from "./prometheus";
 
 export const STATUS_SCHEMA_VERSION = 1;
@@ -206,6 +206,8 @@ interface FinishedTrial {
   reward: number | null;
   exceptionType: string | null;
   durationSec: number | null;
+  /** Cut short by a stop: CancelledError, or interrupted with nothing recorded (results/harbor.ts). */
+  cancelled: boolean;
 }
 
 function finishedTrial(dir: string, r: Record<string, unknown>): FinishedTrial {
@@ -217,6 +219,7 @@ function finishedTrial(dir: string, r: Record<string, unknown>): FinishedTrial {
     reward: num(rewards.reward),
     exceptionType: typeof exceptionType === "string" ? exceptionType : null,
     durationSec: secondsBetween(r.started_at as string | undefined, r.finished_at as string | undefined),
+    cancelled: exceptionType === "CancelledError" || interruptedWithoutRecord(r as TrialResult),
   };
 }
 
@@ -394,8 +397,8 @@ export function buildStatus(input: StatusInputs, generatedAt = new Date()): Stat
   const job = input.job;
   const finished: FinishedTrial[] = (job?.results ?? []).map((r) => finishedTrial(r.dir, r.result));
   const finishedDirs = new Set(finished.map((f) => f.trial));
-  const cancelled = finished.filter((f) => f.exceptionType === "CancelledError").length;
-  const genuine = finished.filter((f) => f.exceptionType !== "CancelledError");
+  const cancelled = finished.filter((f) => f.cancelled).length;
+  const genuine = finished.filter((f) => !f.cancelled);
   const passed = genuine.filter((f) => f.reward !== null && f.reward >= 1).length;
   const failed = genuine.filter((f) => f.reward !== null && f.reward < 1).length;
   const errored = genuine.filter((f) => f.reward === null).length;

@@ -238,6 +238,8 @@ export function classifyTrial(
   exceptionType: string | null,
   exceptionMessage: string | null,
   evidence: readonly Evidence[],
+  /** Finished with neither exception nor reward because a stop landed in it: a cancellation. */
+  interruptedWithoutRecord = false,
 ): Classification {
   const fromLogs: Category | null = evidence.some((e) => e.category === "setup")
     ? "setup"
@@ -245,7 +247,7 @@ export function classifyTrial(
       ? "infra"
       : null;
   if (!exceptionType) {
-    if (reward === null) return { category: fromLogs ?? "unknown", suspectedInfra: false };
+    if (reward === null) return { category: interruptedWithoutRecord ? "cancelled" : (fromLogs ?? "unknown"), suspectedInfra: false };
     if (reward > 0) return { category: null, suspectedInfra: false };
     return { category: "task_failed", suspectedInfra: fromLogs !== null };
   }

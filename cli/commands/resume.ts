@@ -49,8 +49,9 @@ that are not in its RetryConfig.exclude_exceptions default (models/job/config.py
 ${wrapList(defaultMopUpErrorTypes(), "  ")}
 (CancelledError is also Harbor's own resume default, which -f replaces.)
 A trial Harbor cancelled after it had recorded another exception (its trial.log says so: a stop in a
-timed-out trial's verifier) keeps that exception and no reward; with CancelledError in the filter it
-is moved to <job dir>.cancelled-trials and run again.
+timed-out trial's verifier) keeps that exception and no reward; so does a trial the stop's SIGTERM
+(KeyboardInterrupt in harbor) interrupted, with no exception and no reward at all. Harbor keeps both as
+final; with CancelledError in the filter they are moved to <job dir>.cancelled-trials and run again.
 Not re-run unless named with --error-type:
   - unscored, but they fail again the same way until the API key, model name or quota is fixed (fix
     that, then name them):
@@ -215,6 +216,7 @@ async function resumeJob(
         exceptionType: t.exceptionType,
         config: t.config,
         cancelledAfterException: t.cancelledAfterException,
+        interruptedWithoutRecord: t.interruptedWithoutRecord,
       })),
       incompleteTrialDirs: job.incompleteTrialDirs,
     },
@@ -229,8 +231,10 @@ async function resumeJob(
   for (const t of plan.trialsToRerun.slice(0, 20)) console.log(`  ${t.dir}  ${t.exceptionType}`);
   if (plan.trialsToRerun.length > 20) console.log(`  … ${plan.trialsToRerun.length - 20} more`);
   if (plan.trialsToSetAside.length) {
-    console.log(`trials cancelled after an earlier error, without a reward, moved to ${plan.setAsideDir} and re-run: ${plan.trialsToSetAside.length}`);
-    for (const t of plan.trialsToSetAside.slice(0, 20)) console.log(`  ${t.dir}  ${t.exceptionType}, then cancelled`);
+    console.log(`trials a stop cut short, without a reward, moved to ${plan.setAsideDir} and re-run: ${plan.trialsToSetAside.length}`);
+    for (const t of plan.trialsToSetAside.slice(0, 20)) {
+      console.log(`  ${t.dir}  ${t.exceptionType === null ? "interrupted, no exception recorded" : `${t.exceptionType}, then cancelled`}`);
+    }
   }
   if (plan.keptNonTransient.length) console.log(`kept (would fail the same way again): ${plan.keptNonTransient.length}`);
   for (const e of plan.edits) console.log(`edit ${e.file}: ${e.key} ${JSON.stringify(e.from)} → ${JSON.stringify(e.to)} (${e.why})`);

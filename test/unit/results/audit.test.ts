@@ -92,6 +92,23 @@ describe("selection with several attempts per task", () => {
   });
 });
 
+describe("a trial the stop interrupted with nothing recorded", () => {
+  it("is a cancellation: unscored, so it neither fails the task nor takes a genuine slot", () => {
+    const jobDir = writeJob(path.join(root, "interrupted"), {
+      name: "stopped",
+      trials: [
+        { task: "cut", start: at(0) },
+        { task: "no-verifier", start: at(0), configPatch: { verifier: { disable: true } } },
+        { task: "ok", reward: 1, start: at(0) },
+      ],
+    });
+    const r = auditDirs([jobDir]);
+    expect(trialOf(r, "cut")).toMatchObject({ outcome: "errored", exceptionType: null, category: "cancelled", scored: false });
+    expect(trialOf(r, "no-verifier")).toMatchObject({ category: "unknown", scored: true });
+    expect(r.scores.raw).toMatchObject({ nTrials: 3, passed: 1, unscored: 1, scored: 2 });
+  });
+});
+
 describe("outcomes and taxonomy", () => {
   it.each([
     ["charlie", "passed", "AgentTimeoutError", "agent_timeout_with_reward", true],

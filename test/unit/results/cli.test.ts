@@ -98,16 +98,25 @@ describe("resume / rerun", () => {
     expect(backups.sort().map((b) => b.split(".bak-")[0])).toEqual(["config.json", "lock.json"]);
   });
 
-  it("moves a trial cancelled after an earlier exception beside the job dir, logs and all, before Harbor re-runs it", async () => {
-    const jobDir = writeJob(path.join(root, "cut", "jobs"), { name: "run1", trials: [...trials, { task: "d", exception: "AgentTimeoutError", start: at(0) }] });
+  it("moves the trials a stop cut short beside the job dir, logs and all, before Harbor re-runs them", async () => {
+    const jobDir = writeJob(path.join(root, "cut", "jobs"), {
+      name: "run1",
+      trials: [...trials, { task: "d", exception: "AgentTimeoutError", start: at(0) }, { task: "e", start: at(0) }],
+    });
     const cut = fs.readdirSync(jobDir).find((d) => d.startsWith("d__"))!;
+    const interrupted = fs.readdirSync(jobDir).find((d) => d.startsWith("e__"))!;
     fs.appendFileSync(path.join(jobDir, cut, "trial.log"), `Trial ${cut} cancelled\n`);
     const log = path.join(root, "cut", "harbor.log");
     process.env.FAKE_HARBOR_LOG = log;
     capture();
     expect(await resume.run([jobDir, "--harbor", FAKE_HARBOR])).toBe(0);
     delete process.env.FAKE_HARBOR_LOG;
-    expect(out.join("\n")).toContain(`trials cancelled after an earlier error, without a reward, moved to ${jobDir}.cancelled-trials and re-run: 1`);
+    const printed = out.join("\n");
+    expect(printed).toContain(`trials a stop cut short, without a reward, moved to ${jobDir}.cancelled-trials and re-run: 2`);
+    expect(printed).toContain(`${cut}  AgentTimeoutError, then cancelled`);
+    expect(printed).toContain(`${interrupted}  interrupted, no exception recorded`);
+    expect(fs.existsSync(path.join(jobDir, interrupted))).toBe(false);
+    expect(fs.existsSync(path.join(`${jobDir}.cancelled-trials`, interrupted, "result.json"))).toBe(true);
     expect(fs.existsSync(path.join(jobDir, cut))).toBe(false);
     expect(fs.readFileSync(path.join(`${jobDir}.cancelled-trials`, cut, "trial.log"), "utf8")).toContain(`Trial ${cut} cancelled`);
     expect(fs.existsSync(path.join(`${jobDir}.cancelled-trials`, cut, "result.json"))).toBe(true);

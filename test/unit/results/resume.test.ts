@@ -261,3 +261,31 @@ describe("a trial Harbor cancelled after an earlier exception (a stop in a timed
     expect(planResume(input).refusal).toContain("agents[0].kwargs.api_base");
   });
 });
+
+describe("a trial the stop interrupted with nothing recorded (harbor's SIGTERM → KeyboardInterrupt)", () => {
+  // writeJob leaves exception_info and verifier_result null for a trial with neither: what Trial.run's
+  // `finally` writes when KeyboardInterrupt passes both of its except clauses.
+  const trials = [
+    { task: "passed", reward: 1, start: at(0) },
+    { task: "interrupted", start: at(0) },
+    { task: "no-verifier", start: at(0), configPatch: { verifier: { disable: true } } },
+    { task: "plain-cancel", exception: "CancelledError", start: at(0) },
+  ];
+
+  it("readJob tells it from result.json alone; a trial with verification switched off is not one", () => {
+    const jobDir = writeJob(path.join(root, "interrupted", "jobs"), { name: "run1", trials });
+    const flags = Object.fromEntries(readJob(jobDir).trials.map((t) => [t.task, t.interruptedWithoutRecord === true]));
+    expect(flags).toEqual({ passed: false, interrupted: true, "no-verifier": false, "plain-cancel": false });
+  });
+
+  it("is set aside and re-run when the filter re-runs cancellations; kept when it does not", () => {
+    const jobDir = writeJob(path.join(root, "interrupted-plan", "jobs"), { name: "run1", trials });
+    const input = inputFor(jobDir);
+    input.trials = readJob(jobDir).trials.map((t) => ({ ...input.trials.find((i) => i.task === t.task)!, interruptedWithoutRecord: t.interruptedWithoutRecord }));
+    const plan = planResume(input);
+    expect(plan.refusal).toBeNull();
+    expect(plan.trialsToSetAside.map((t) => [t.task, t.exceptionType])).toEqual([["interrupted", null]]);
+    expect(plan.trialsToRerun.map((t) => t.task)).toEqual(["plain-cancel"]);
+    expect(planResume(input, { errorTypes: ["SandboxError"] }).trialsToSetAside).toEqual([]);
+  });
+});
