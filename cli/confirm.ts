@@ -2,6 +2,7 @@
 // for `down`, from the state: a destroy deletes everything), and whether to go on: ask on a terminal,
 // proceed with --yes, refuse without one when nobody can answer. Pure but for `ask`.
 import { createInterface } from "node:readline/promises";
+import { isHostScriptType } from "../components/resource-types";
 
 /** A step of `pulumi preview --json` (`steps[]`) or an engine event's step metadata (`resourcePreEvent.metadata`). */
 export interface PreviewStep {
@@ -28,8 +29,6 @@ export interface StopItem {
 /** Steps that take the resource away: it is deleted, or replaced by a new one. */
 export const STOPPING_OPS: ReadonlySet<string> = new Set(["delete", "replace", "create-replacement", "delete-replaced", "discard", "discard-replaced"]);
 
-/** The dynamic provider's type: what CheckedCommand (components/checked-command.ts) registers. */
-const CHECKED_COMMAND = "pulumi-nodejs:dynamic:Resource";
 /** The job's CheckedCommand is `${run}-harbor` under the BenchmarkRun (components/benchmark-run.ts). */
 const JOB_SUFFIX = "-harbor";
 /** Its name is the JobName `${run}-job-name`: a new name means a new job. */
@@ -63,9 +62,9 @@ export function whatWouldStop(steps: readonly PreviewStep[]): Stopping {
     const { types, name } = parseUrn(step.urn);
     const type = step.type ?? types[types.length - 1];
     const item = { urn: step.urn, name, op: step.op };
-    const relaunch = step.op === "update" && type === CHECKED_COMMAND && name.endsWith(JOB_SUFFIX) && renamed.has(name.slice(0, -JOB_SUFFIX.length));
+    const relaunch = step.op === "update" && isHostScriptType(type) && name.endsWith(JOB_SUFFIX) && renamed.has(name.slice(0, -JOB_SUFFIX.length));
     if (!STOPPING_OPS.has(step.op) && !relaunch) continue;
-    if (type === CHECKED_COMMAND && name.endsWith(JOB_SUFFIX)) {
+    if (isHostScriptType(type) && name.endsWith(JOB_SUFFIX)) {
       out.jobs.push(item);
       seen.add(step.urn);
     } else if (type === CONTAINER && types.slice(0, -1).some((t) => SERVER_COMPONENTS.includes(t))) {

@@ -1,6 +1,7 @@
 // `reprobench forget-host`: when a host is gone for good, what a stack placed on it can never be deleted
 // there, and every destroy fails on it. This removes exactly that host's resources from the stack's state
 // (nothing is contacted or deleted anywhere), so that `down` then tears down the rest normally.
+import { isHostScriptType } from "../components/resource-types";
 
 /** One resource of an exported deployment (`pulumi stack export`, apitype.DeploymentV3), loosely. */
 export interface StateResource {
@@ -34,7 +35,7 @@ function urnName(urn: string): string {
  */
 export function hostAddress(resources: StateResource[], hostName: string): { host: string; port: number; providerUrn: string } | undefined {
   const provider = resources.find((r) => r.type === "pulumi:providers:docker" && urnName(r.urn) === `${hostName}-engine`);
-  const facts = resources.find((r) => r.type === "pulumi-nodejs:dynamic:Resource" && urnName(r.urn) === `${hostName}-facts`);
+  const facts = resources.find((r) => isHostScriptType(r.type) && urnName(r.urn) === `${hostName}-facts`);
   const m = typeof facts?.id === "string" ? /^(.+):(\d+)\/[^/]+$/.exec(facts.id) : null;
   if (!provider || !m) return undefined;
   return { host: m[1], port: Number(m[2]), providerUrn: provider.urn };
@@ -57,7 +58,7 @@ export function forgetHost(deployment: Deployment, hostName: string): { deployme
   const onHost = (r: StateResource) =>
     r.urn === address.providerUrn ||
     providerRef(r.provider) ||
-    (r.type === "pulumi-nodejs:dynamic:Resource" && typeof r.id === "string" && r.id.startsWith(`${address.host}:${address.port}/`));
+    (isHostScriptType(r.type) && typeof r.id === "string" && r.id.startsWith(`${address.host}:${address.port}/`));
   const removed = new Set(resources.filter(onHost).map((r) => r.urn));
   const keep = (urns: string[] | undefined) => urns?.filter((u) => !removed.has(u));
   const kept = resources

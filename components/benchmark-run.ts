@@ -1,10 +1,11 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import { CheckedCommand } from "./checked-command";
+import { CheckedCommand, withLegacyType } from "./checked-command";
 import type { HarborInstallReport } from "./harbor-runner";
 import type { ClusterHost } from "./host";
 import { bashCommand, hostScript, lastJsonLine, rootCommand, scriptWithEnv, shellQuote } from "./host-script";
 import type { PreflightFacts } from "./preflight/plan";
+import { JOB_NAME_TYPE, type ResourceImplementation } from "./resource-types";
 import { type ConfigCheck, type JobSummary, type RunPaths, runManifest, runPaths, summarizeJobResult } from "./run-config";
 import { commandConnection, loginSudo } from "./transport";
 import type { TaskImagesReport } from "./task-images";
@@ -18,8 +19,8 @@ interface JobNameState {
   name: string;
 }
 
-// Serialized into the dynamic-provider process: self-contained (no module-level references).
-const jobNameProvider: pulumi.dynamic.ResourceProvider = {
+/** JobName's implementation, served by the provider plugin (components/provider.ts). */
+export const jobNameProvider: ResourceImplementation = {
   async create(inputs: JobNameState) {
     const at = new Date();
     const p = (n: number) => String(n).padStart(2, "0");
@@ -35,10 +36,11 @@ const jobNameProvider: pulumi.dynamic.ResourceProvider = {
 };
 
 /** The Harbor job name, "<prefix>-<UTC YYYYmmdd-HHMMSS>" (run-config.ts jobName), replaced when `spec` changes. */
-export class JobName extends pulumi.dynamic.Resource {
+export class JobName extends pulumi.CustomResource {
   declare public readonly name: pulumi.Output<string>;
   constructor(name: string, args: { prefix: pulumi.Input<string>; spec: pulumi.Input<string> }, opts?: pulumi.CustomResourceOptions) {
-    super(jobNameProvider, name, { ...args, name: undefined }, opts);
+    // Aliased to its dynamic-resource type: state written before the plugin keeps its job (and name).
+    super(JOB_NAME_TYPE, name, { ...args, name: undefined }, { ...opts, aliases: withLegacyType(opts?.aliases) });
   }
 }
 

@@ -1,4 +1,6 @@
+import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
+import { HOST_SCRIPT_TYPE, LEGACY_DYNAMIC_TYPE, type ResourceImplementation } from "./resource-types";
 import { type HostConnection, type HostConnectionInput, hostLabel, loginRecordFile, recordLogin, runOverSsh, scriptInvocation, secretMasker, stderrTail } from "./transport";
 
 /** The login fields a change of which may re-run a resource's create (CheckedCommandArgs.rerunOnLogin). */
@@ -80,10 +82,9 @@ interface State {
   stdout: string;
 }
 
-// The provider is serialized by Pulumi into the dynamic-provider process, so everything it uses is
-// required inside the functions (Node built-ins only) and it captures no module-level values. The functions
-// of transport.ts it calls are captured by value with it (a local module), under the same rule.
-const provider: pulumi.dynamic.ResourceProvider = {
+// HostScript's implementation, served by the provider plugin (components/provider.ts gives it plain values,
+// the resource's URN as `progressUrn`, and marks its secret outputs again).
+const provider: ResourceImplementation = {
   async create(inputs: State) {
     const run = sshRunner();
     const stdout = await run(inputs, inputs.create);
@@ -165,15 +166,13 @@ export function splitCheck(text: string): { observed: string; info: string } {
 /**
  * The login to use for a resource's refresh and delete: the one the program recorded last for this stack
  * and host (a rotated key reaches refresh and destroy without touching the resource), else the connection
- * in state. Serialized with the provider: Node built-ins only.
+ * in state.
  */
 export function currentLogin(s: Pick<State, "connection" | "progressUrn">): HostConnection {
   // urn:pulumi:<stack>::<project>::<type>::<name>
   const m = /^urn:pulumi:([^:]+)::([^:]+)::/.exec(s.progressUrn ?? "");
   if (!m) return s.connection;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- see the note on `provider`
-    const fs = require("node:fs") as typeof import("node:fs");
     const rec = JSON.parse(fs.readFileSync(loginRecordFile(m[2], m[1], s.connection.host, s.connection.port), "utf8")) as Partial<HostConnection>;
     if (rec.host === s.connection.host && rec.port === s.connection.port && typeof rec.privateKey === "string" && rec.privateKey && typeof rec.user === "string") {
       // No undefined values: what read() returns goes to the engine as a protobuf Struct, which has none.
@@ -224,18 +223,35 @@ export function remoteInvocation(
 /**
  * Where a script's progress goes while it runs: the engine's log stream, as an ephemeral status of the
  * resource (`pulumi up` prints it on the resource's line as it comes, and leaves it out of the summary).
- * A dynamic provider has no logging API of its own, but its process is started with the engine's address
- * as its argument (@pulumi/pulumi cmd/dynamic-provider: main(args), args[0]), and the engine's Log RPC
- * takes a URN and an `ephemeral` flag (what providers' LogStatus uses; @pulumi/command's remote.Command
- * streams its output the same way). Anything that goes wrong here only loses progress lines, never fails
- * the resource. Serialized with the provider: Node built-ins and packages only.
+ * The engine's Log RPC takes a URN and an `ephemeral` flag (what providers' LogStatus uses; @pulumi/command's
+ * remote.Command streams its output the same way); the plugin process is given the engine's address as its
+ * first argument (engineAddressOf). Anything that goes wrong here only loses progress lines, never fails
+ * the resource.
  */
+/**
+ * The engine's address among a provider process's arguments: the first that is not one of the flags the
+ * engine may put before it (`--logtostderr`, `-v=N`, `--tracing ADDR`), when it is host:port.
+ */
+export function engineAddressOf(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--logtostderr" || a.startsWith("-v=")) continue;
+    if (a === "--tracing") {
+      i++;
+      continue;
+    }
+    return /^[\w.[\]:-]+:\d+$/.test(a) ? a : undefined;
+  }
+  return undefined;
+}
+
 function progressSink(urn: string | undefined): { send(text: string): void; warn(text: string): void; close(): Promise<void> } {
   const none = { send: () => undefined, warn: () => undefined, close: async () => undefined };
-  const engine = process.argv[2];
-  if (!urn || !engine || !/^[\w.[\]:-]+:\d+$/.test(engine)) return none;
+  const engine = engineAddressOf(process.argv.slice(2));
+  if (!urn || !engine) return none;
   try {
-    /* eslint-disable @typescript-eslint/no-require-imports -- see the note on `provider` */
+    // Loaded when a script runs, not when a program or the CLI imports this module.
+    /* eslint-disable @typescript-eslint/no-require-imports */
     const grpc = require("@grpc/grpc-js");
     const rpc = require("@pulumi/pulumi/proto/engine_grpc_pb");
     const proto = require("@pulumi/pulumi/proto/engine_pb");
@@ -329,19 +345,20 @@ export function runHostScript(connection: HostConnection, script: string, option
 }
 
 /**
- * The URN as a plain value. An Output derived from the parent's URN would make the parent a dependency
- * of this input, and the SDK waits for every child of a component input before registering: this very
- * resource among them, which would wait for itself.
+ * A resource's aliases plus the same under the type it had as a dynamic resource, and that type alone: state
+ * written before the provider plugin answers to one of them, also where the resource has moved since
+ * (an alias of its old parent is an old URN only with the old type too).
  */
-function urnWithoutDependency(urn: pulumi.Output<string>): pulumi.Output<string> {
-  return pulumi.output(new Promise<string>((resolve) => urn.apply((u) => resolve(u))));
+export function withLegacyType(aliases: pulumi.Input<pulumi.URN | pulumi.Alias>[] = []): pulumi.Input<pulumi.URN | pulumi.Alias>[] {
+  const retyped = aliases.flatMap((a) => (typeof a === "object" && a !== null && !pulumi.Output.isInstance(a) && (a as pulumi.Alias).type === undefined ? [{ ...(a as pulumi.Alias), type: LEGACY_DYNAMIC_TYPE }] : []));
+  return [...aliases, ...retyped, { type: LEGACY_DYNAMIC_TYPE }];
 }
 
 /**
  * A bash script run on a host over SSH, whose effect is checked on every refresh: the building block
  * for long-running things (containers, systemd units) that can die or be changed behind our back.
  */
-export class CheckedCommand extends pulumi.dynamic.Resource {
+export class CheckedCommand extends pulumi.CustomResource {
   /** What the check printed last (without its "info:" lines). */
   declare public readonly observed: pulumi.Output<string>;
   /** The check's "info:" lines, as of the latest create, update or refresh. */
@@ -351,7 +368,7 @@ export class CheckedCommand extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: CheckedCommandArgs, opts?: pulumi.CustomResourceOptions) {
     super(
-      provider,
+      HOST_SCRIPT_TYPE,
       name,
       {
         ...args,
@@ -371,14 +388,13 @@ export class CheckedCommand extends pulumi.dynamic.Resource {
         onDrift: args.onDrift ?? "update",
         // Absent unless "login": the state of every resource made before runAs existed stays as it was.
         runAs: args.runAs === "login" ? "login" : undefined,
-        // Where the scripts' progress lines go while they run (not compared by diff: never a change).
-        progressUrn: urnWithoutDependency(pulumi.createUrn(name, "pulumi-nodejs:dynamic:Resource", opts?.parent)),
         expected: undefined,
         observed: undefined,
         info: undefined,
         stdout: undefined,
       },
-      { ...opts, additionalSecretOutputs: ["connection", "environment"] },
+      // Aliased to its dynamic-resource type: state written before the plugin changes nothing on any host.
+      { ...opts, additionalSecretOutputs: ["connection", "environment"], aliases: withLegacyType(opts?.aliases) },
     );
   }
 }

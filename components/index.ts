@@ -13,6 +13,8 @@ export { ModelBridge, type ModelBridgeArgs, type ModelBridgeSettings } from "./m
 export { ModelServer, type ModelServerArgs } from "./model-server";
 export { type WorkerSettings } from "./model-server-spec";
 export { WorkerPreflight, type WorkerPreflightArgs, type HostPlan, type HostVerdict, type PreflightFacts, hostPlan, judgeHost, preflightEnv, runPreflight } from "./preflight";
+export { resourceProvider, withCustomResources } from "./provider";
+export { HOST_SCRIPT_TYPE, JOB_NAME_TYPE, LEGACY_DYNAMIC_TYPE } from "./resource-types";
 export { ProxyBridge, type ProxyBridgeArgs, type BridgeSettings } from "./proxy-bridge";
 export { type RestartGuardSettings } from "./restart-guard";
 export { SglangRouter, type SglangRouterArgs, type RouterSettings } from "./sglang-router";

@@ -8,16 +8,18 @@
 // and from a script that failed, and the spawning of ssh and rsync (`runArgv`, `runArgvSync`, `spawnPiped`,
 // `pipeArgv`: no other module starts either).
 //
-// CheckedCommand's provider is serialized by Pulumi into the dynamic-provider process, and with it every
-// function of this module it calls (a local module is captured by value). So the functions here take Node
-// built-ins with `require(...)` inside their bodies and use no module-level value: the provider side
-// (runOverSsh and what it calls, secretMasker, shellQuote, loginRecordFile) must; the rest does so too, so
-// that the module has one rule, and loading it costs the CLI nothing (the Pulumi SDK, which the program
-// helpers at the end use, is required by them alone).
+// The Pulumi SDK, which only the program helpers at the end use, is required by them alone, so that
+// loading this module costs the CLI nothing.
 /* eslint-disable @typescript-eslint/no-require-imports -- see the note above */
 import type * as command from "@pulumi/command";
 import type * as pulumi from "@pulumi/pulumi";
 import type { ChildProcessByStdio } from "node:child_process";
+import * as cp from "node:child_process";
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import type { Readable } from "node:stream";
 
 /** How to reach a host over SSH. Host keys are always pinned. */
@@ -132,8 +134,6 @@ export function knownHostsLine(c: Pick<HostConnection, "host" | "port" | "hostKe
 
 /** Where key material and login records live on the control machine (REPROBENCH_SSH_DIR overrides). */
 export function sshMaterialDir(env: NodeJS.ProcessEnv = process.env): string {
-  const os = require("node:os") as typeof import("node:os");
-  const path = require("node:path") as typeof import("node:path");
   return env.REPROBENCH_SSH_DIR ?? path.join(os.homedir(), ".reprobench", "ssh");
 }
 
@@ -146,8 +146,6 @@ export function sshMaterialDir(env: NodeJS.ProcessEnv = process.env): string {
  * up left them.
  */
 export function writeSshMaterial(c: Pick<HostConnection, "host" | "port" | "privateKey" | "hostKey">, dir = sshMaterialDir(), scope?: string): SshFiles {
-  const crypto = require("node:crypto") as typeof import("node:crypto");
-  const path = require("node:path") as typeof import("node:path");
   const key = c.privateKey.endsWith("\n") ? c.privateKey : `${c.privateKey}\n`;
   const known = knownHostsLine(c);
   const digest = (text: string) => crypto.createHash("sha256").update(text).digest("hex").slice(0, 20);
@@ -161,8 +159,6 @@ export function writeSshMaterial(c: Pick<HostConnection, "host" | "port" | "priv
 
 /** Writes a 0600 file when its text differs (write then rename: a concurrent run never sees half a key). */
 function writePrivateFile(file: string, text: string): void {
-  const fs = require("node:fs") as typeof import("node:fs");
-  const path = require("node:path") as typeof import("node:path");
   const dir = path.dirname(file);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   fs.chmodSync(dir, 0o700);
@@ -188,8 +184,6 @@ function writePrivateFile(file: string, text: string): void {
  * provider finds it from what state already holds (the URN, the address).
  */
 export function loginRecordFile(project: string, stack: string, host: string, port: number, env: NodeJS.ProcessEnv = process.env): string {
-  const crypto = require("node:crypto") as typeof import("node:crypto");
-  const path = require("node:path") as typeof import("node:path");
   const id = crypto.createHash("sha256").update(JSON.stringify([project, stack, host, port])).digest("hex").slice(0, 20);
   return path.join(sshMaterialDir(env), `login-${id}.json`);
 }
@@ -339,9 +333,6 @@ export interface SshRun {
  * rejects only when ssh cannot be started. The caller words the outcome.
  */
 export async function runOverSsh(c: HostConnection, inv: Pick<Invocation, "command" | "stdin" | "sudo">, o: { timeoutMs: number; onStderrLine?: (line: string) => void }): Promise<SshRun> {
-  const fs = require("node:fs") as typeof import("node:fs");
-  const os = require("node:os") as typeof import("node:os");
-  const path = require("node:path") as typeof import("node:path");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reprobench-ssh-"));
   try {
     const keyFile = path.join(dir, "id");
@@ -384,8 +375,6 @@ export interface ArgvRun {
  * comes. Resolves with how it ended whatever that is; rejects only when it cannot be started.
  */
 export function runArgv(argv: readonly string[], o: { input?: string | Buffer; timeoutMs: number; onStderrLine?: (line: string) => void }): Promise<ArgvRun> {
-  const cp = require("node:child_process") as typeof import("node:child_process");
-  const { StringDecoder } = require("node:string_decoder") as typeof import("node:string_decoder");
   return new Promise<ArgvRun>((resolve, reject) => {
     const child = cp.spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
     const outText = new StringDecoder("utf8");
@@ -428,7 +417,6 @@ export function runArgv(argv: readonly string[], o: { input?: string | Buffer; t
  * started; else its exit status (1 after a signal) and output.
  */
 export function runArgvSync(argv: readonly string[], o: { input?: string; inherit?: boolean } = {}): { code: number; stdout: string; stderr: string } {
-  const cp = require("node:child_process") as typeof import("node:child_process");
   const r = o.inherit
     ? { ...cp.spawnSync(argv[0], argv.slice(1), { stdio: "inherit" }), stdout: "", stderr: "" }
     : cp.spawnSync(argv[0], argv.slice(1), { input: o.input, encoding: "utf8", maxBuffer: 512 * 1024 * 1024 });
@@ -441,7 +429,6 @@ export function runArgvSync(argv: readonly string[], o: { input?: string; inheri
  * (`reprobench logs`, which masks them on the way to the terminal).
  */
 export function spawnPiped(argv: readonly string[]): ChildProcessByStdio<null, Readable, Readable> {
-  const cp = require("node:child_process") as typeof import("node:child_process");
   return cp.spawn(argv[0], argv.slice(1), { stdio: ["inherit", "pipe", "pipe"] });
 }
 
@@ -452,7 +439,6 @@ export function spawnPiped(argv: readonly string[]): ChildProcessByStdio<null, R
  * started.
  */
 export function pipeArgv(remote: readonly string[], input: string, local: readonly string[]): Promise<{ remote: number | null; local: number | null }> {
-  const cp = require("node:child_process") as typeof import("node:child_process");
   return new Promise((resolve, reject) => {
     const from = cp.spawn(remote[0], remote.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
     const to = cp.spawn(local[0], local.slice(1), { stdio: ["pipe", "inherit", "inherit"] });
@@ -496,7 +482,6 @@ export function remoteTarCommand(dir: string): string {
 
 /** Whether this machine has rsync. */
 export function localHasRsync(): boolean {
-  const cp = require("node:child_process") as typeof import("node:child_process");
   return cp.spawnSync("rsync", ["--version"], { stdio: "ignore" }).status === 0;
 }
 

@@ -1,4 +1,5 @@
-// reprobench's components for Pulumi programs in other languages: a source-based component package
+// reprobench's provider plugin: the custom resources of every reprobench program (components/provider.ts)
+// and the components for Pulumi programs in other languages, as a source-based component package
 // (PulumiPlugin.yaml). `pulumi package add <checkout>/plugin` generates the program's SDK from this file's
 // types (the Python one is `pulumi_reprobench`), and the engine runs index.js (compiled from it by build.sh)
 // as the package's provider, which builds the components in this process, for the program.
@@ -12,7 +13,8 @@
 // schema can say: string, number, boolean, arrays, maps, interfaces of those, optional with `?`.
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { componentProviderHost } from "@pulumi/pulumi/provider/experimental";
+import * as pulumiProvider from "@pulumi/pulumi/provider";
+import { ComponentProvider } from "@pulumi/pulumi/provider/experimental";
 import * as reprobench from "../dist/components";
 
 // One Pulumi SDK in this process: the components' must be this provider's, or their resources would
@@ -154,4 +156,14 @@ export class BenchCluster extends pulumi.ComponentResource {
   }
 }
 
-componentProviderHost({ components: [BenchCluster], name: "reprobench", dirname: __dirname });
+// One plugin, `pulumi-resource-reprobench`: the components (constructed here, for programs in other
+// languages) and the custom resources every reprobench program registers (HostScript, JobName), whose
+// code is this checkout's, not a copy kept in each resource's state.
+const components = new ComponentProvider({ components: [BenchCluster], name: "reprobench", dirname: __dirname });
+const plugin: pulumiProvider.Provider = {
+  version: components.version,
+  getSchema: async () => reprobench.withCustomResources(await components.getSchema()),
+  construct: (name, type, inputs, options) => components.construct(name, type, inputs, options),
+  ...reprobench.resourceProvider,
+};
+void pulumiProvider.main(plugin, process.argv.slice(2));

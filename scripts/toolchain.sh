@@ -410,6 +410,7 @@ main() {
   while read -r name version; do
     ensure_provider "$name" "$version"
   done < <(required_providers)
+  ensure_reprobench_plugin
 
   if [ "$print_env" = 1 ]; then
     printf 'export PATH=%q\n' "$TOOL_PATH:$NODE_BIN_DIR:$PATH"
@@ -419,6 +420,19 @@ main() {
   else
     log "ready ($MODE): pulumi $("$PULUMI_BIN_DIR/pulumi" version), node $("$NODE_BIN_DIR/node" --version), plugins in $PULUMI_HOME"
   fi
+}
+
+# reprobench's own provider plugin (plugin/: HostScript, JobName and the components), which Pulumi.yaml names
+# by path: built when missing or older than its sources, here under the toolchain lock, so that no stack
+# ever runs a plugin half rebuilt by another.
+ensure_reprobench_plugin() {
+  local built="$repo/plugin/index.js"
+  if [ -f "$built" ] && [ -z "$(find "$repo/components" "$repo/plugin/index.ts" -type f \( -name '*.ts' -o -name '*.sh' \) -newer "$built" -print -quit)" ]; then
+    return
+  fi
+  log "building reprobench's provider plugin (plugin/build.sh)"
+  bash "$repo/plugin/build.sh" >&2
+  [ -f "$built" ] || die "plugin/build.sh left no $built"
 }
 
 link_into() { # $1 = cached binary, $2 = path in the checkout: a hard link when possible

@@ -78,7 +78,7 @@ export function clusterMockState(datasetCount: number): MockState {
     if (type === "random:index/randomPassword:RandomPassword") return { ...inputs, result: "mock-api-key" };
     if (type === "random:index/randomId:RandomId") return { ...inputs, hex: "0123456789abcdef01234567" };
     if (type === "docker:index/remoteImage:RemoteImage") return { ...inputs, imageId: `sha256:${name}`, repoDigest: `${String(inputs.name)}@sha256:${name}` };
-    if (type === "pulumi-nodejs:dynamic:Resource" && name.endsWith("-job-name")) return { ...inputs, name: `${String(inputs.prefix)}-${String(inputs.spec)}` };
+    if (type === "reprobench:index:JobName" && name.endsWith("-job-name")) return { ...inputs, name: `${String(inputs.prefix)}-${String(inputs.spec)}` };
     const stdout: Record<string, string> = {
       "-install": JSON.stringify({ version: "0.21.0", wheelSha256: "c77d", python: "3.13.5", venv: "/v", freeze: "/f" }),
       "-dataset": JSON.stringify({ identity: "7131e43", count: datasetCount, tasksDir: "/t", taskTomls: { "a/task.toml": '[environment]\ndocker_image = "x/a:1"\n' } }),

@@ -78,6 +78,8 @@ export async function testProject(extraFiles: Record<string, string> = {}): Prom
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "reprobench-project-"));
   for (const entry of COPIED) fs.cpSync(path.join(repoRoot, entry), path.join(dir, entry), { recursive: true });
   fs.symlinkSync(path.join(repoRoot, "node_modules"), path.join(dir, "node_modules"));
+  // The provider plugin Pulumi.yaml names by path, as built by the toolchain (its ../dist resolves in the checkout).
+  fs.symlinkSync(path.join(repoRoot, "plugin"), path.join(dir, "plugin"));
   for (const [rel, src] of Object.entries(extraFiles)) {
     fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     fs.cpSync(src, path.join(dir, rel), { recursive: true });

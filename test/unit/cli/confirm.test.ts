@@ -6,7 +6,9 @@ import { decide, describeStopping, destroySteps, parseUrn, refusal, whatWouldSto
 const P = "urn:pulumi:prod::reprobench::";
 const RUN = "reprobench:run:BenchmarkRun";
 const CLUSTER = "reprobench:cluster:BenchCluster";
-const DYN = "pulumi-nodejs:dynamic:Resource";
+const DYN = "reprobench:index:HostScript";
+/** What the job resource was before the provider plugin: state from that release still reads so. */
+const LEGACY = "pulumi-nodejs:dynamic:Resource";
 const CONTAINER = "docker:index/container:Container";
 const jobUrn = `${P}${RUN}$${DYN}::run-harbor`;
 const jobNameUrn = `${P}${RUN}$${DYN}::run-job-name`;
@@ -39,6 +41,12 @@ describe("whatWouldStop", () => {
     const s = whatWouldStop(newJobPreview.steps);
     expect(s.jobs).toEqual([{ urn: jobUrn, name: "run-harbor", op: "create-replacement" }]);
     expect(s.servers).toEqual([]);
+  });
+
+  it("a job resource of the type state written before the provider plugin holds is the job too", () => {
+    const legacyJob = jobUrn.replace(DYN, LEGACY);
+    expect(whatWouldStop([{ op: "delete", urn: legacyJob, type: LEGACY }]).jobs).toEqual([{ urn: legacyJob, name: "run-harbor", op: "delete" }]);
+    expect(whatWouldStop([{ op: "delete", urn: legacyJob, type: "reprobench:index:JobName" }]).jobs).toEqual([]);
   });
 
   it("a replaced or deleted model-server or router container stops a server; its image, gate or an update do not", () => {

@@ -7,31 +7,33 @@ import { type StateResource, forgetHost } from "../../../cli/forget-host";
 const U = (type: string, name: string) => `urn:pulumi:local::reprobench::${type}::${name}`;
 const engineA = U("pulumi:providers:docker", "worker-a-engine");
 const engineB = U("pulumi:providers:docker", "worker-b-engine");
-const resources: StateResource[] = [
+const stateWith = (HS: string): StateResource[] => [
   { urn: U("reprobench:cluster:HostAccess", "worker-a"), type: "reprobench:cluster:HostAccess" },
   // The provider's host is a secret in state (ciphertext); the facts' id carries the address.
   { urn: engineA, type: "pulumi:providers:docker", custom: true, id: "pa", inputs: { host: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:abc" } } },
   { urn: engineB, type: "pulumi:providers:docker", custom: true, id: "pb", inputs: { host: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:def" } } },
-  { urn: U("pulumi-nodejs:dynamic:Resource", "worker-a-facts"), type: "pulumi-nodejs:dynamic:Resource", custom: true, id: "127.0.0.1:2201/abc" },
-  { urn: U("pulumi-nodejs:dynamic:Resource", "worker-b-facts"), type: "pulumi-nodejs:dynamic:Resource", custom: true, id: "127.0.0.1:2202/abd" },
+  { urn: U(HS, "worker-a-facts"), type: HS, custom: true, id: "127.0.0.1:2201/abc" },
+  { urn: U(HS, "worker-b-facts"), type: HS, custom: true, id: "127.0.0.1:2202/abd" },
   { urn: U("docker:index/container:Container", "worker-a-sglang-container"), type: "docker:index/container:Container", custom: true, id: "c1", provider: `${engineA}::pa` },
   { urn: U("docker:index/container:Container", "worker-b-sglang-container"), type: "docker:index/container:Container", custom: true, id: "c2", provider: `${engineB}::pb` },
   {
     urn: U("docker:index/container:Container", "router-container"), type: "docker:index/container:Container", custom: true, id: "c3", provider: `${engineB}::pb`,
-    dependencies: [U("pulumi-nodejs:dynamic:Resource", "worker-a-facts"), U("pulumi-nodejs:dynamic:Resource", "worker-b-facts")],
-    propertyDependencies: { command: [U("pulumi-nodejs:dynamic:Resource", "worker-a-facts")] },
+    dependencies: [U(HS, "worker-a-facts"), U(HS, "worker-b-facts")],
+    propertyDependencies: { command: [U(HS, "worker-a-facts")] },
     deletedWith: U("docker:index/container:Container", "worker-a-sglang-container"),
   },
 ];
 
-describe("forgetHost", () => {
+// The host scripts as the provider plugin registers them, and as state written before it holds them.
+describe.each(["reprobench:index:HostScript", "pulumi-nodejs:dynamic:Resource"])("forgetHost (host scripts of type %s)", (HS) => {
+  const resources = stateWith(HS);
   it("removes the gone host's engine, what it manages and the scripts on its address, nothing else", () => {
     const { deployment, removed } = forgetHost({ resources }, "worker-a");
-    expect(removed.sort()).toEqual([engineA, U("docker:index/container:Container", "worker-a-sglang-container"), U("pulumi-nodejs:dynamic:Resource", "worker-a-facts")].sort());
+    expect(removed.sort()).toEqual([engineA, U("docker:index/container:Container", "worker-a-sglang-container"), U(HS, "worker-a-facts")].sort());
     const left = deployment.resources!;
     expect(left.map((r) => r.urn)).toEqual(resources.map((r) => r.urn).filter((u) => !removed.includes(u)));
     const router = left.find((r) => r.urn.endsWith("router-container"))!;
-    expect(router.dependencies).toEqual([U("pulumi-nodejs:dynamic:Resource", "worker-b-facts")]);
+    expect(router.dependencies).toEqual([U(HS, "worker-b-facts")]);
     expect(router.propertyDependencies).toEqual({ command: [] });
     expect(router.deletedWith).toBeUndefined();
     // The input is not changed in place (the backup is written from it).

@@ -8,6 +8,8 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkedCommandDiff, checkedCommandProvider } from "../../../components/checked-command";
+import { resourceProvider } from "../../../components/provider";
+import { HOST_SCRIPT_TYPE, LEGACY_DYNAMIC_TYPE } from "../../../components/resource-types";
 import { type HostConnection, loginRecordFile, recordLogin } from "../../../components/transport";
 import { repoRoot } from "../../helpers/project";
 
@@ -85,6 +87,23 @@ describe.each(releases)("state written by release %s", (release) => {
       const updated = await checkedCommandProvider.update!(r.id, olds, { ...olds, create: `${String(olds.create)}\n# changed` });
       expect(updated.outs, r.name).toMatchObject({ observed: olds.expected, expected: olds.expected });
       expect(readFileSync(path.join(scratch, "stdin"), "utf8"), r.name).toContain("export PREVIOUS_STDOUT=");
+    }
+  });
+
+  it("the provider plugin takes each one over: no change against what the program registers now, and a read that is the current code's", async () => {
+    for (const r of checked) {
+      const olds = { ...(unwrap(r.outputs) as Record<string, unknown> & { expected: string }), __provider: fixture.providers[r.provider] };
+      // What CheckedCommand registers now: no serialized code, no progressUrn, outputs unset.
+      const { __provider: _code, progressUrn: _urn, expected: _e, observed: _o, info: _i, stdout: _s, ...news } = olds;
+      // The engine hands the plugin the resource under its new type (the alias matched the old URN).
+      const urn = r.urn.replace(LEGACY_DYNAMIC_TYPE, HOST_SCRIPT_TYPE);
+      expect(await resourceProvider.diff(r.id, urn, olds, news), r.name).toEqual({ changes: false, replaces: [], deleteBeforeReplace: true });
+      process.env.FIXTURE_EXPECTED = olds.expected;
+      const read = await resourceProvider.read(r.id, urn, olds);
+      expect(read.props.observed, r.name).toBe(olds.expected);
+      // The old code's read gives back its own code and the URN input; the plugin's keeps neither in the state.
+      expect(Object.keys(read.props), r.name).not.toContain("__provider");
+      expect(Object.keys(read.props), r.name).not.toContain("progressUrn");
     }
   });
 

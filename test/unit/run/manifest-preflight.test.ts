@@ -63,7 +63,7 @@ async function program(driversNow: Record<string, string> = {}): Promise<Registr
 const plain = withoutSecretWrappers;
 
 const named = (rs: Registration[], name: string): Registration => {
-  const found = rs.find((r) => r.name === name && (r.type.startsWith("pulumi-nodejs:") || r.type.startsWith("command:")));
+  const found = rs.find((r) => r.name === name && (r.type.startsWith("reprobench:index:") || r.type.startsWith("command:")));
   if (!found) throw new Error(`${name} is not registered`);
   return found;
 };

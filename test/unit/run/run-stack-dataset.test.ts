@@ -56,7 +56,7 @@ function ownerOutputs(): Record<string, unknown> {
 
 function mockState(type: string, name: string, inputs: Record<string, unknown>): Record<string, unknown> {
   if (type === "pulumi:pulumi:StackReference") return { name: inputs.name, outputs: owner, secretOutputNames: ["hostConnections", "sglangApiKey", "runnerPullEnv"] };
-  if (type === "pulumi-nodejs:dynamic:Resource" && name.endsWith("-job-name")) return { ...inputs, name: `${String(inputs.prefix)}-${String(inputs.spec)}` };
+  if (type === "reprobench:index:JobName" && name.endsWith("-job-name")) return { ...inputs, name: `${String(inputs.prefix)}-${String(inputs.spec)}` };
   const tomls = { "one/task.toml": '[environment]\ndocker_image = "registry.sim:5000/rehearsal/one:latest"\n', "two/task.toml": '[environment]\ndocker_image = "registry.sim:5000/rehearsal/two:latest"\n' };
   const stdout: Record<string, string> = {
     "-dataset": JSON.stringify({ identity: COMMIT, count: 2, tasksDir: "/var/lib/reprobench/datasets/reprobench.rehearsal", taskTomls: tomls }),
@@ -85,11 +85,11 @@ async function program(config: Record<string, unknown>, ownerState: Record<strin
 const plain = withoutSecretWrappers;
 
 const named = (rs: Registered[], name: string): Registered => {
-  const found = rs.find((r) => r.name === name && (r.type.startsWith("pulumi-nodejs:") || r.type.startsWith("command:")));
+  const found = rs.find((r) => r.name === name && (r.type.startsWith("reprobench:index:") || r.type.startsWith("command:")));
   if (!found) throw new Error(`${name} is not registered (${rs.map((r) => r.name).join(", ")})`);
   return found;
 };
-const components = (rs: Registered[]) => rs.filter((r) => r.type.startsWith("reprobench:")).map((r) => `${r.type}::${r.name}`).sort();
+const components = (rs: Registered[]) => rs.filter((r) => r.type.startsWith("reprobench:") && !r.type.startsWith("reprobench:index:")).map((r) => `${r.type}::${r.name}`).sort();
 
 describe("a run stack with reprobench:dataset", () => {
   it("checks its own dataset out and pre-pulls its images on the runner, and the job runs it", async () => {
@@ -97,8 +97,8 @@ describe("a run stack with reprobench:dataset", () => {
     expect(components(rs)).toEqual(["reprobench:run:BenchmarkRun::benchmark", "reprobench:runner:TaskDataset::run", "reprobench:runner:TaskImages::run-task-images"]);
     const dataset = named(rs, "run-dataset");
     const pull = named(rs, "run-task-images-pull");
-    expect(dataset.urn).toBe("urn:pulumi:rehearsal::reprobench::reprobench:runner:TaskDataset$pulumi-nodejs:dynamic:Resource::run-dataset");
-    expect(pull.urn).toBe("urn:pulumi:rehearsal::reprobench::reprobench:runner:TaskImages$pulumi-nodejs:dynamic:Resource::run-task-images-pull");
+    expect(dataset.urn).toBe("urn:pulumi:rehearsal::reprobench::reprobench:runner:TaskDataset$reprobench:index:HostScript::run-dataset");
+    expect(pull.urn).toBe("urn:pulumi:rehearsal::reprobench::reprobench:runner:TaskImages$reprobench:index:HostScript::run-task-images-pull");
     // Its own directory and commit; git clones through the owner's runner proxy.
     expect(String(dataset.inputs.create)).toContain("/var/lib/reprobench/datasets/reprobench.rehearsal");
     expect(String(dataset.inputs.create)).toContain(COMMIT);

@@ -51,7 +51,7 @@ describe("TaskDataset in a cluster-owning stack", () => {
     expect(harbor?.urn).toBe("urn:pulumi:local::reprobench::reprobench:cluster:BenchCluster$reprobench:runner:HarborRunner::harbor");
     const dataset = byName(rs, "harbor-dataset");
     expect(dataset.parent).toBe(component?.urn);
-    expect(engineUrn(rs, dataset)).toBe("urn:pulumi:local::reprobench::reprobench:cluster:BenchCluster$reprobench:runner:TaskDataset$pulumi-nodejs:dynamic:Resource::harbor-dataset");
+    expect(engineUrn(rs, dataset)).toBe("urn:pulumi:local::reprobench::reprobench:cluster:BenchCluster$reprobench:runner:TaskDataset$reprobench:index:HostScript::harbor-dataset");
     expect(dataset.aliasParents).toContain(harbor?.urn);
     expect(urnsAnsweredBy(rs, dataset)).toContain(releasedUrn("harbor-dataset"));
     // Still after the Harbor install, and still without a delete: destroy leaves the checkout.
@@ -60,7 +60,8 @@ describe("TaskDataset in a cluster-owning stack", () => {
     // HarborRunner keeps only the install, which keeps its URN (no alias needed).
     expect(rs.filter((r) => r.parent === harbor?.urn).map((r) => r.name)).toEqual(["harbor-install"]);
     expect(urnsAnsweredBy(rs, byName(rs, "harbor-install"))).toContain(releasedUrn("harbor-install"));
-    expect(byName(rs, "harbor-install").aliasParents).toEqual([]);
+    // No alias of another parent: only its own type as a dynamic resource (the provider plugin's), under its parent.
+    expect(byName(rs, "harbor-install").aliases.map((a) => [a.type, a.parentUrn])).toEqual([["pulumi-nodejs:dynamic:Resource", harbor?.urn]]);
     // The pre-pull reads the dataset's images, as before, and (like the install) waits for the runner's
     // daemon.json merge, which may restart dockerd: the components' dependsOn passed on to their steps.
     const runnerDaemon = byName(rs, "worker-b-docker-daemon-json").urn;
