@@ -398,10 +398,9 @@ main() {
     link_into "$PULUMI_BIN_DIR/pulumi" "$bin/pulumi"
     official_plugin language-nodejs "$LANGUAGE_HOST_V"
     link_into "$PLUGIN_BIN" "$bin/pulumi-language-nodejs"
-    # The dynamic-provider shim @pulumi/pulumi ships, plus a fallback for Python programs using our
-    # components as a package: the engine starts it in their directory, which has no node_modules
-    # (pulumi/pulumi#5455; see the script). Unchanged for TypeScript programs.
-    install -m 0755 "$repo/scripts/python-dynamic-provider-shim.sh" "$bin/pulumi-resource-pulumi-nodejs"
+    # The dynamic-provider shim @pulumi/pulumi ships, as the official install has it beside `pulumi`, for
+    # programs of one's own with dynamic resources (reprobench has none: its resources are its plugin's).
+    install -m 0755 "$repo/node_modules/@pulumi/pulumi/pulumi-resource-pulumi-nodejs" "$bin/pulumi-resource-pulumi-nodejs"
     TOOL_PATH="$bin"
     export PULUMI_IGNORE_AMBIENT_PLUGINS=true
   fi
@@ -422,17 +421,29 @@ main() {
   fi
 }
 
-# reprobench's own provider plugin (plugin/: HostScript, JobName and the components), which Pulumi.yaml names
-# by path: built when missing or older than its sources, here under the toolchain lock, so that no stack
-# ever runs a plugin half rebuilt by another.
+# reprobench's own provider plugin (plugin/: HostScript, JobName and the components): built when missing or
+# older than its sources, here under the toolchain lock, so that no stack ever runs a plugin half rebuilt by
+# another; then installed into the Pulumi home beside the official plugins, as resource-reprobench-v<version>,
+# for programs that do not name it by path as this checkout's Pulumi.yaml does (a program of one's own on
+# the npm package, a Python project elsewhere). What is installed is a launcher of this checkout's build,
+# with this toolchain's node: the plugin resolves @pulumi/pulumi and the components from the checkout.
 ensure_reprobench_plugin() {
-  local built="$repo/plugin/index.js"
-  if [ -f "$built" ] && [ -z "$(find "$repo/components" "$repo/plugin/index.ts" -type f \( -name '*.ts' -o -name '*.sh' \) -newer "$built" -print -quit)" ]; then
-    return
+  local built="$repo/plugin/index.js" launcher="$repo/.toolchain/pulumi-resource-reprobench" version installed
+  if [ ! -f "$built" ] || [ -n "$(find "$repo/components" "$repo/plugin/index.ts" -type f \( -name '*.ts' -o -name '*.sh' \) -newer "$built" -print -quit)" ]; then
+    log "building reprobench's provider plugin (plugin/build.sh)"
+    bash "$repo/plugin/build.sh" >&2
+    [ -f "$built" ] || die "plugin/build.sh left no $built"
   fi
-  log "building reprobench's provider plugin (plugin/build.sh)"
-  bash "$repo/plugin/build.sh" >&2
-  [ -f "$built" ] || die "plugin/build.sh left no $built"
+  # shellcheck disable=SC2016 # JavaScript, not shell
+  version=$("$NODE_BIN_DIR/node" -e 'console.log(require(process.argv[1]).version)' "$repo/package.json")
+  mkdir -p "$repo/.toolchain"
+  printf '#!/bin/sh\n# reprobench %s provider plugin, from %s (scripts/toolchain.sh)\nexec %q %q "$@"\n' \
+    "$version" "$repo" "$NODE_BIN_DIR/node" "$built" >"$launcher.tmp"
+  chmod 0755 "$launcher.tmp"
+  mv -f "$launcher.tmp" "$launcher"
+  installed="$PULUMI_HOME/plugins/resource-reprobench-v$version/pulumi-resource-reprobench"
+  cmp -s "$launcher" "$installed" ||
+    "$PULUMI_BIN_DIR/pulumi" plugin install resource reprobench "$version" --file "$launcher" >&2
 }
 
 link_into() { # $1 = cached binary, $2 = path in the checkout: a hard link when possible

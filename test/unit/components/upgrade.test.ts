@@ -92,7 +92,7 @@ describe.each(releases)("state written by release %s", (release) => {
 
   it("the provider plugin takes each one over: no change against what the program registers now, and a read that is the current code's", async () => {
     for (const r of checked) {
-      const olds = { ...(unwrap(r.outputs) as Record<string, unknown> & { expected: string }), __provider: fixture.providers[r.provider] };
+      const olds: Record<string, unknown> & { expected: string } = { ...(unwrap(r.outputs) as Record<string, unknown> & { expected: string }), __provider: fixture.providers[r.provider] };
       // What CheckedCommand registers now: no serialized code, no progressUrn, outputs unset.
       const { __provider: _code, progressUrn: _urn, expected: _e, observed: _o, info: _i, stdout: _s, ...news } = olds;
       // The engine hands the plugin the resource under its new type (the alias matched the old URN).
