@@ -5,7 +5,7 @@ import * as random from "@pulumi/random";
 import { BenchmarkRun } from "./benchmark-run";
 import { ClusterGuard } from "./cluster-guard";
 import {
-  type LoadedConfig, type ReprobenchConfig, SECRET_PLACEHOLDER, apiBase, bridgeSettings, hostDaemonProxies, hostProxyEnv, hostRegistryEnv, hostsWithRole, modelBridgeSettings, mutableImageRefs,
+  type LoadedConfig, type ReprobenchConfig, type ReprobenchConfigInput, SECRET_KEYS, SECRET_PLACEHOLDER, apiBase, bridgeSettings, hostDaemonProxies, hostProxyEnv, hostRegistryEnv, hostsWithRole, modelBridgeSettings, mutableImageRefs,
   pullQuotaSettings, registryMirrors, renderJobConfig, resolveClusterConfig, routerSettings, runSettings, soleHostWithRole, sshConnection, usesModelBridge, workerSettings,
 } from "./config";
 import { DockerDaemonConfig } from "./docker-daemon";
@@ -39,13 +39,20 @@ export interface BenchClusterSecrets {
   readonly registryPasswords?: Record<string, pulumi.Input<string>>;
 }
 
+/**
+ * A cluster's settings: what a stack file's `reprobench:*` keys hold, without the namespace and without the
+ * secrets (each an argument of its own), everything with a default optional (docs/config.md).
+ */
+export type BenchClusterSettings = Omit<ReprobenchConfigInput, (typeof SECRET_KEYS)[number]>;
+
 export interface BenchClusterArgs {
   /**
    * The cluster's settings, as a stack file's `reprobench:*` keys hold them without the namespace (hosts,
    * modelServer, router, docker, proxy, toolBundle, harbor, run, registries, …), plain data. Validated as
-   * `reprobench config validate` validates a stack file: one error listing every problem.
+   * `reprobench config validate` validates a stack file: one error listing every problem (also what a
+   * type cannot say: ranges, patterns, which roles a cluster needs).
    */
-  readonly settings: Record<string, unknown>;
+  readonly settings: BenchClusterSettings;
   /** The secrets (never put them in `settings`). */
   readonly secrets?: BenchClusterSecrets;
   /** Where relative key, host key and dataset paths in the settings resolve from (default: the Pulumi project directory). */

@@ -1,7 +1,7 @@
 // reprobench's components as a library: the root component (BenchCluster) with the host handles it makes,
 // each part on its own for a program that wires its own cluster, and the settings' schema and rules.
 // Compiled to dist/components by the package's build (`npm run build`, run by `prepare`).
-export { BenchCluster, type BenchClusterArgs, type BenchClusterSecrets, type ClusterHandle, clusterConfigOf, runInputs, toolkitVersion } from "./bench-cluster";
+export { BenchCluster, type BenchClusterArgs, type BenchClusterSecrets, type BenchClusterSettings, type ClusterHandle, clusterConfigOf, runInputs, toolkitVersion } from "./bench-cluster";
 export { BenchmarkRun, type BenchmarkRunArgs, type RunSettings } from "./benchmark-run";
 export { CheckedCommand, type CheckedCommandArgs } from "./checked-command";
 export { ClusterGuard, type ClusterGuardArgs } from "./cluster-guard";

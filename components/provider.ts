@@ -5,6 +5,8 @@
 import { checkedCommandProvider } from "./checked-command";
 import { jobNameProvider } from "./benchmark-run";
 import { HOST_SCRIPT_TYPE, JOB_NAME_TYPE, type ResourceImplementation } from "./resource-types";
+import { SECRET_KEYS, configSchema } from "./config/schema";
+import { type PulumiPropertySpec, pulumiSchemaOf } from "./config/pulumi-schema";
 
 /** How the engine marks a secret in a property map it sends a provider that accepts secrets. */
 const SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d";
@@ -176,9 +178,32 @@ export function customResourceSchema(): { resources: Record<string, unknown>; ty
   };
 }
 
-/** A component package's schema (JSON) with the custom resources added. */
+/** The BenchCluster facade's type token (plugin/index.ts). */
+export const BENCH_CLUSTER_TYPE = "reprobench:index:BenchCluster";
+
+/**
+ * The settings' types, from the zod schema `reprobench config validate` applies (the secrets left out:
+ * each is an argument of its own), for the facade's `settings` input.
+ */
+export function settingsSchema(): ReturnType<typeof pulumiSchemaOf> {
+  return pulumiSchemaOf(configSchema, { pkg: "reprobench", root: "Cluster", omit: SECRET_KEYS });
+}
+
+type PackageSchema = { resources?: Record<string, { inputProperties?: Record<string, PulumiPropertySpec> } & Record<string, unknown>>; types?: Record<string, unknown> } & Record<string, unknown>;
+
+/**
+ * The plugin's schema (JSON): the component package's, as the SDK's analyzer reads plugin/index.ts, with
+ * the custom resources added and BenchCluster's `settings` typed from the zod schema instead of `any`.
+ */
 export function withCustomResources(schemaJson: string): string {
-  const schema = JSON.parse(schemaJson) as { resources?: Record<string, unknown>; types?: Record<string, unknown> };
+  const schema = JSON.parse(schemaJson) as PackageSchema;
   const extra = customResourceSchema();
-  return JSON.stringify({ ...schema, resources: { ...(schema.resources ?? {}), ...extra.resources }, types: { ...(schema.types ?? {}), ...extra.types } });
+  const resources = { ...(schema.resources ?? {}), ...extra.resources } as NonNullable<PackageSchema["resources"]>;
+  const typed = settingsSchema();
+  const cluster = resources[BENCH_CLUSTER_TYPE];
+  if (cluster?.inputProperties?.settings) {
+    const description = cluster.inputProperties.settings.description;
+    resources[BENCH_CLUSTER_TYPE] = { ...cluster, inputProperties: { ...cluster.inputProperties, settings: { ...typed.property, ...(description ? { description } : {}) } } };
+  }
+  return JSON.stringify({ ...schema, resources, types: { ...(schema.types ?? {}), ...extra.types, ...typed.types } });
 }

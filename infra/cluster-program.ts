@@ -1,12 +1,13 @@
 // The program of a stack that owns its cluster: the stack's config as BenchCluster's args, and the
 // cluster's parts as the stack outputs (what `reprobench status` and run stacks on this cluster read).
 import * as pulumi from "@pulumi/pulumi";
-import { BenchCluster, type BenchClusterSecrets } from "../components/bench-cluster";
+import { BenchCluster, type BenchClusterSecrets, type BenchClusterSettings } from "../components/bench-cluster";
 import { SECRET_KEYS, publicConfig } from "../components/config";
 
 /** Raw stack config (reprobench:* without the namespace) as BenchCluster's settings and secrets. */
-export function clusterArgsOf(raw: Record<string, unknown>): { settings: Record<string, unknown>; secrets: BenchClusterSecrets } {
-  const settings = Object.fromEntries(Object.entries(raw).filter(([k]) => !(SECRET_KEYS as readonly string[]).includes(k)));
+export function clusterArgsOf(raw: Record<string, unknown>): { settings: BenchClusterSettings; secrets: BenchClusterSecrets } {
+  // Of the stack file's shape, not yet checked: the component validates it, naming every problem.
+  const settings = Object.fromEntries(Object.entries(raw).filter(([k]) => !(SECRET_KEYS as readonly string[]).includes(k))) as BenchClusterSettings;
   const secrets = Object.fromEntries(Object.entries(raw).filter(([k]) => (SECRET_KEYS as readonly string[]).includes(k))) as BenchClusterSecrets;
   return { settings, secrets };
 }

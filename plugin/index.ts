@@ -120,7 +120,7 @@ export class BenchCluster extends pulumi.ComponentResource {
     const cluster = new reprobench.BenchCluster(
       name,
       {
-        settings: settings as Record<string, unknown>,
+        settings: settings as reprobench.BenchClusterSettings, // validated there, every problem named
         secrets: {
           sshPrivateKeys: secretMap("sshPrivateKeys", args.sshPrivateKeys),
           proxyUpstream: args.proxyUpstream ?? undefined,

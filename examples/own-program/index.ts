@@ -3,24 +3,24 @@
 // it (BenchmarkRun, against the cluster's handle). The environment — where the hosts are, which image and
 // dataset, which registry and proxies — comes from this stack's config (see README.md).
 import * as pulumi from "@pulumi/pulumi";
-import { BenchCluster, BenchmarkRun, runInputs, settings, toolkitVersion } from "reprobench";
+import { BenchCluster, type BenchClusterSettings, BenchmarkRun, runInputs, settings, toolkitVersion } from "reprobench";
 
 const config = new pulumi.Config();
+type HostEntry = Omit<BenchClusterSettings["hosts"][number], "roles">;
 /** The two hosts, as reprobench's hosts[] entries without roles: the worker, then the runner. */
-const [workerHost, runnerHost] = config.requireObject<[Record<string, unknown>, Record<string, unknown>]>("hosts");
+const [workerHost, runnerHost] = config.requireObject<[HostEntry, HostEntry]>("hosts");
 /** This environment's settings sections (modelServer image and model, registries, proxy, toolBundle, harbor dataset). */
-const site = config.requireObject<Record<string, unknown>>("site");
-const section = (key: string) => (site[key] ?? {}) as Record<string, unknown>;
+const site = config.requireObject<Omit<BenchClusterSettings, "hosts">>("site");
 
 // One worker, one DP rank; the router and Harbor on the runner.
-const clusterSettings: Record<string, unknown> = {
+const clusterSettings: BenchClusterSettings = {
   ...site,
   hosts: [
     { ...workerHost, roles: ["worker"] },
     { ...runnerHost, roles: ["router", "runner"] },
   ],
-  modelServer: { ...section("modelServer"), tp: 1, dp: 1 },
-  harbor: { ...section("harbor"), enabled: true },
+  modelServer: { ...site.modelServer, tp: 1, dp: 1 },
+  harbor: { ...site.harbor, enabled: true },
   run: { enabled: false },
 };
 const cluster = new BenchCluster("bench", {

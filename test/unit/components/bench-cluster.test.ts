@@ -7,7 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import { clusterConfigOf, settingsWithSecrets } from "../../../components/bench-cluster";
+import { type BenchClusterSettings, clusterConfigOf, settingsWithSecrets } from "../../../components/bench-cluster";
 import { stackConfigFromYaml } from "../../../components/config/stack-file";
 import { SECRET_PLACEHOLDER } from "../../../components/config";
 import { type ClusterHost, loginUserOf, onHost } from "../../../components/host";
@@ -47,7 +47,7 @@ describe("settingsWithSecrets", () => {
 });
 
 describe("clusterConfigOf", () => {
-  const settings = stackConfigFromYaml(readFileSync(path.join(REPO, "Pulumi.a100.yaml"), "utf8"), "Pulumi.a100.yaml");
+  const settings = stackConfigFromYaml(readFileSync(path.join(REPO, "Pulumi.a100.yaml"), "utf8"), "Pulumi.a100.yaml") as BenchClusterSettings;
   const options = { projectDir: REPO, requireSecrets: true, warn: () => undefined };
 
   it("gives each secret given as an Output its own value, by the stack file's precedence (the host's entry, else the default)", async () => {
