@@ -29,13 +29,31 @@ function urnName(urn: string): string {
   return urn.slice(urn.lastIndexOf("::") + 2);
 }
 
+/** The clusters' names in the state: their parts are named `<cluster>-<part>` (older state: `<part>`). */
+function clusterNames(resources: StateResource[]): string[] {
+  return resources.filter((r) => r.type === "reprobench:cluster:BenchCluster").map((r) => urnName(r.urn));
+}
+
+/** A part's name without its cluster's prefix (`cluster-worker-a-engine` → `worker-a-engine`). */
+function partName(name: string, clusters: string[]): string {
+  const cluster = clusters.filter((c) => name.startsWith(`${c}-`)).sort((a, b) => b.length - a.length)[0];
+  return cluster === undefined ? name : name.slice(cluster.length + 1);
+}
+
 /**
- * The host's address and its docker provider: HostAccess makes `<host>-engine` and `<host>-facts`, whose id
- * starts with the address ("addr:port/…", not secret, unlike the provider's ssh:// URL).
+ * The host's address and its docker provider: HostAccess makes `<host>-engine` and `<host>-facts` (named
+ * after their cluster, `<cluster>-<host>-…`), whose id starts with the address ("addr:port/…", not secret,
+ * unlike the provider's ssh:// URL).
  */
 export function hostAddress(resources: StateResource[], hostName: string): { host: string; port: number; providerUrn: string } | undefined {
-  const provider = resources.find((r) => r.type === "pulumi:providers:docker" && urnName(r.urn) === `${hostName}-engine`);
-  const facts = resources.find((r) => isHostScriptType(r.type) && urnName(r.urn) === `${hostName}-facts`);
+  const clusters = clusterNames(resources);
+  const named = (r: StateResource, part: string) => partName(urnName(r.urn), clusters) === part;
+  const providers = resources.filter((r) => r.type === "pulumi:providers:docker" && named(r, `${hostName}-engine`));
+  if (providers.length > 1) {
+    throw new Error(`host '${hostName}' is in ${providers.length} clusters of this stack (${providers.map((r) => urnName(r.urn)).join(", ")}); forget-host takes a host of one cluster`);
+  }
+  const provider = providers[0];
+  const facts = resources.find((r) => isHostScriptType(r.type) && named(r, `${hostName}-facts`));
   const m = typeof facts?.id === "string" ? /^(.+):(\d+)\/[^/]+$/.exec(facts.id) : null;
   if (!provider || !m) return undefined;
   return { host: m[1], port: Number(m[2]), providerUrn: provider.urn };
@@ -51,7 +69,8 @@ export function forgetHost(deployment: Deployment, hostName: string): { deployme
   const resources = deployment.resources ?? [];
   const address = hostAddress(resources, hostName);
   if (!address) {
-    const hosts = resources.filter((r) => r.type === "pulumi:providers:docker").map((r) => urnName(r.urn).replace(/-engine$/, ""));
+    const clusters = clusterNames(resources);
+    const hosts = resources.filter((r) => r.type === "pulumi:providers:docker").map((r) => partName(urnName(r.urn), clusters).replace(/-engine$/, ""));
     throw new Error(`no host '${hostName}' in this stack's state (hosts with a Docker engine there: ${hosts.join(", ") || "none"})`);
   }
   const providerRef = (p: string | undefined) => p !== undefined && p.startsWith(`${address.providerUrn}::`);

@@ -175,9 +175,16 @@ export class BenchCluster extends pulumi.ComponentResource {
     const stackId = args.stackId ?? `${project}.${stack}`;
     const { config } = loaded;
     this.config = config;
-    // Where the parts were when the reprobench program registered them at the top level (no parent).
-    const formerTop: pulumi.Alias[] = [{ parent: undefined }];
-    const child = (more: pulumi.CustomResourceOptions = {}): pulumi.CustomResourceOptions => ({ parent: this, aliases: formerTop, ...more });
+    // Each part is named after the cluster (`<cluster>-<role>`), so that one program can hold several. Before,
+    // a part was `<role>` under the cluster, and earlier `<role>` at the top level of the program: aliased to
+    // both, so a stack brought up before keeps every part (the parts' own children follow their parent's
+    // alias, by the engine's rule for a renamed parent whose children's names start with its name).
+    const part = (role: string) => `${name}-${role}`;
+    const child = (role: string, more: pulumi.CustomResourceOptions = {}): pulumi.CustomResourceOptions => ({
+      parent: this,
+      aliases: [{ name: role }, { name: role, parent: undefined }],
+      ...more,
+    });
 
     // Seed 002: at 8 concurrent sandboxes ~70% of trials failed with SandboxError/InternalServerError/ReadTimeout;
     // 3 brought the error rate down. Not an error (quota differs per account), but said before the run starts.
@@ -191,16 +198,17 @@ export class BenchCluster extends pulumi.ComponentResource {
     }
 
     // One key for every worker's --api-key; the router presents it to the workers and Harbor to the router.
-    const apiKey = new random.RandomPassword("sglang-api-key", { length: 40, special: false }, child());
+    const apiKey = new random.RandomPassword(part("sglang-api-key"), { length: 40, special: false }, child("sglang-api-key"));
     // A token of this stack's own: a second stack of the same name (another checkout, another backend) is
     // still another owner.
-    const ownerToken = new random.RandomId("cluster-owner-token", { byteLength: 12 }, child());
+    const ownerToken = new random.RandomId(part("cluster-owner-token"), { byteLength: 12 }, child("cluster-owner-token"));
     const owner: pulumi.Output<ClusterOwner> = pulumi.output({ project, stack, token: ownerToken.hex });
     const runnerName = soleHostWithRole(config, "runner").name;
     // Every change that restarts or swaps what running trials use (servers, router, dockerd, bridges, tool
     // bundle, Harbor install) is first checked against the jobs running on the runner (any stack's), as a
     // hook of that very change.
     const restartGuard: RestartGuardSettings = {
+      cluster: name,
       runnerConnection: sshConnection(loaded, runnerName),
       currentDir: `${config.harbor.workDir}/runs/current.d`,
       allowDuringJobs: config.allowRestartsDuringJobs,
@@ -208,7 +216,7 @@ export class BenchCluster extends pulumi.ComponentResource {
     // Registered whatever this run of the program contains: a resource it no longer has is deleted with it.
     restartGuardHook(restartGuard);
     // The logins' rights on every host first: a login without them anywhere stops `up` before any host changes.
-    const rights = config.hosts.map((host) => new HostRights(`${host.name}-rights`, { connection: sshConnection(loaded, host.name) }, child()));
+    const rights = config.hosts.map((host) => new HostRights(part(`${host.name}-rights`), { connection: sshConnection(loaded, host.name) }, child(`${host.name}-rights`)));
     const registryEnv = hostRegistryEnv(loaded);
     const registryLogins = config.registries.some((r) => r.username !== null) ? loaded.secrets.registryLogins : undefined;
     const daemonSettings = { ...config.docker, registryMirrors: daemonRegistryMirrors(registryMirrors(config)) };
@@ -219,27 +227,27 @@ export class BenchCluster extends pulumi.ComponentResource {
     const accesses: Record<string, HostAccess> = {};
     for (const host of config.hosts) {
       const connection = sshConnection(loaded, host.name);
-      const access = new HostAccess(host.name, { connection, owner, registryLogins }, child({ dependsOn: rights }));
+      const access = new HostAccess(part(host.name), { connection, owner, registryLogins }, child(host.name, { dependsOn: rights }));
       accesses[host.name] = access;
       hosts[host.name] = {
         name: host.name, connection, dockerProvider: access.dockerProvider, loginUser: access.loginUser, proxyEnv: hostProxyEnv(loaded, host.name), restartGuard,
       };
       // dockerd pulls through the host's proxy (hosts[].proxy), when it has one, and Docker Hub through its mirror.
       daemons[host.name] = new DockerDaemonConfig(
-        `${host.name}-docker`,
+        part(`${host.name}-docker`),
         { host: hosts[host.name], settings: daemonSettings, proxies: hostDaemonProxies(loaded, host.name) },
-        child({ dependsOn: [access] }),
+        child(`${host.name}-docker`, { dependsOn: [access] }),
       );
     }
     this.hosts = hosts;
     const runner = hosts[runnerName];
 
     this.proxyBridge = config.proxy.enabled && loaded.secrets.proxyUpstream
-      ? new ProxyBridge("proxy-bridge", { host: runner, settings: bridgeSettings(config), upstream: loaded.secrets.proxyUpstream }, child({ dependsOn: [daemons[runnerName]] }))
+      ? new ProxyBridge(part("proxy-bridge"), { host: runner, settings: bridgeSettings(config), upstream: loaded.secrets.proxyUpstream }, child("proxy-bridge", { dependsOn: [daemons[runnerName]] }))
       : undefined;
     const bridge = this.proxyBridge;
     this.toolBundle = config.toolBundle.enabled
-      ? new ToolBundle("tool-bundle", { host: runner, settings: config.toolBundle, registryEnv }, child({ dependsOn: [daemons[runnerName]] }))
+      ? new ToolBundle(part("tool-bundle"), { host: runner, settings: config.toolBundle, registryEnv }, child("tool-bundle", { dependsOn: [daemons[runnerName]] }))
       : undefined;
 
     // Workers start after their host's daemon.json is settled (a docker restart would kill them) and after
@@ -251,14 +259,14 @@ export class BenchCluster extends pulumi.ComponentResource {
       workerHosts.flatMap((host) => {
         const settings = weightsDownloadSettings(config, host.name);
         if (!settings) return [];
-        return [[host.name, new WeightsDownload(`${host.name}-weights`, { host: hosts[host.name], settings, hfToken: loaded.secrets.hfToken }, { parent: this, dependsOn: [accesses[host.name]] })]];
+        return [[host.name, new WeightsDownload(part(`${host.name}-weights`), { host: hosts[host.name], settings, hfToken: loaded.secrets.hfToken }, child(`${host.name}-weights`, { dependsOn: [accesses[host.name]] }))]];
       }),
     );
     const weights = this.weights;
     const workers = workerHosts.map(
       (host) =>
         new ModelServer(
-          `${host.name}-sglang`,
+          part(`${host.name}-sglang`),
           {
             host: hosts[host.name], settings: workerSettings(config, host.name), apiKey: apiKey.result, registryEnv, followImageTags: config.followImageTags,
             // Every worker passes its host's preflight before its server is created or replaced.
@@ -266,7 +274,7 @@ export class BenchCluster extends pulumi.ComponentResource {
             // Downloaded weights: a new commit restarts the server on them.
             weightsCommit: weights[host.name]?.report.commit,
           },
-          child({ dependsOn: [daemons[host.name], ...(bridge ? [bridge] : []), ...(weights[host.name] ? [weights[host.name]] : [])] }),
+          child(`${host.name}-sglang`, { dependsOn: [daemons[host.name], ...(bridge ? [bridge] : []), ...(weights[host.name] ? [weights[host.name]] : [])] }),
         ),
     );
     this.workers = Object.fromEntries(workerHosts.map((h, i) => [h.name, workers[i]]));
@@ -280,12 +288,12 @@ export class BenchCluster extends pulumi.ComponentResource {
     const routerHost = config.router.enabled ? soleHostWithRole(config, "router") : undefined;
     this.router = routerHost
       ? new SglangRouter(
-          "router",
+          part("router"),
           {
             host: hosts[routerHost.name], settings: routerSettings(config), workers: workers.map((w) => ({ url: w.url, dpSize: w.dpSize })), apiKey: apiKey.result, registryEnv,
             followImageTags: config.followImageTags,
           },
-          child({ dependsOn: [daemons[routerHost.name]] }),
+          child("router", { dependsOn: [daemons[routerHost.name]] }),
         )
       : undefined;
     const router = this.router;
@@ -300,7 +308,7 @@ export class BenchCluster extends pulumi.ComponentResource {
     // and the dataset on the runner, the task images pre-pulled, then the job. Nothing above reads run.*, so
     // changing run-level settings (multipliers, concurrency, filter, sampling, prefix) touches only the job.
     this.harbor = config.run.enabled || config.harbor.enabled
-      ? new HarborRunner("harbor", { host: runner, settings: config.harbor }, child({ dependsOn: [daemons[runnerName]] }))
+      ? new HarborRunner(part("harbor"), { host: runner, settings: config.harbor }, child("harbor", { dependsOn: [daemons[runnerName]] }))
       : undefined;
     const harbor = this.harbor;
     // The dataset after the install (which makes the uploads dir an upload writes into). Its steps were the
@@ -308,30 +316,32 @@ export class BenchCluster extends pulumi.ComponentResource {
     // level where the program had it), so no stack replaces its dataset.
     this.taskDataset = harbor
       ? new TaskDataset(
-          "harbor",
+          part("harbor"),
           {
             host: runner, settings: config.harbor, projectDir: args.projectDir ?? programDirectory(),
-            formerParents: [harbor, pulumi.createUrn("harbor", "reprobench:runner:HarborRunner")],
+            // The HarborRunner was `harbor`, under this cluster and before that at the top level.
+            formerParents: [pulumi.createUrn("harbor", "reprobench:runner:HarborRunner", this), pulumi.createUrn("harbor", "reprobench:runner:HarborRunner")],
+            formerName: "harbor",
           },
-          child({ dependsOn: [harbor] }),
+          child("harbor", { dependsOn: [harbor] }),
         )
       : undefined;
     const taskDataset = this.taskDataset;
     // hf-sandbox runs pull task images on HF Jobs, not on the runner.
     this.taskImages = taskDataset && config.run.environment === "docker"
       ? new TaskImages(
-          "task-images",
+          part("task-images"),
           {
             host: runner, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: taskDataset.images, registryEnv,
             mirrors: registryMirrors(config), pullQuota: pullQuotaSettings(config),
           },
-          child({ dependsOn: [daemons[runnerName]] }),
+          child("task-images", { dependsOn: [daemons[runnerName]] }),
         )
       : undefined;
     const taskImages = this.taskImages;
     // Agents inside the task container (mini-swe-agent) reach the model through the docker gateway.
     this.modelBridge = usesModelBridge(config)
-      ? new ModelBridge("model-bridge", { host: runner, settings: modelBridgeSettings(config) }, child({ dependsOn: [...modelFront, daemons[runnerName]] }))
+      ? new ModelBridge(part("model-bridge"), { host: runner, settings: modelBridgeSettings(config) }, child("model-bridge", { dependsOn: [...modelFront, daemons[runnerName]] }))
       : undefined;
     const modelBridge = this.modelBridge;
 
@@ -353,14 +363,14 @@ export class BenchCluster extends pulumi.ComponentResource {
 
     this.benchmark = this.handle && config.run.enabled
       ? new BenchmarkRun(
-          "benchmark",
+          part("benchmark"),
           {
             ...runInputs(this.handle),
             settings: runSettings(config, apiBase(config), stackId),
             hfToken: config.run.environment === "hf-sandbox" ? loaded.secrets.hfToken : undefined,
             toolkitVersion: args.toolkitVersion ?? toolkitVersion(),
           },
-          child({
+          child("benchmark", {
             dependsOn: [
               ...modelFront, ...(harbor ? [harbor] : []), ...(taskDataset ? [taskDataset] : []), ...(taskImages ? [taskImages] : []), ...(this.toolBundle ? [this.toolBundle] : []),
               ...(bridge ? [bridge] : []), ...(modelBridge ? [modelBridge] : []),
@@ -371,9 +381,9 @@ export class BenchCluster extends pulumi.ComponentResource {
 
     // Destroyed before anything of the cluster: refuses while another stack still runs a job here.
     new ClusterGuard(
-      "cluster-guard",
+      part("cluster-guard"),
       { host: runner, currentDir: `${config.harbor.workDir}/runs/current.d`, ownStackId: stackId },
-      child({
+      child("cluster-guard", {
         dependsOn: [
           ...Object.values(daemons), ...workers, ...(router ? [router] : []), ...(bridge ? [bridge] : []), ...(this.toolBundle ? [this.toolBundle] : []),
           ...(harbor ? [harbor] : []), ...(taskDataset ? [taskDataset] : []), ...(taskImages ? [taskImages] : []), ...(modelBridge ? [modelBridge] : []),

@@ -114,6 +114,8 @@ export interface TaskDatasetArgs {
    * Omitted: no alias.
    */
   readonly formerParents?: readonly (pulumi.Resource | pulumi.Input<string>)[];
+  /** The name this dataset had there (its steps were `<formerName>-dataset…`); omitted: the same as now. */
+  readonly formerName?: string;
 }
 
 /**
@@ -132,7 +134,8 @@ export class TaskDataset extends pulumi.ComponentResource {
     super("reprobench:runner:TaskDataset", name, {}, opts);
     const h = args.settings;
     const proxy = args.host.proxyEnv !== undefined ? { environment: args.host.proxyEnv } : {};
-    const aliases = (args.formerParents ?? []).map((parent) => ({ parent }));
+    const formerly = (step: string): pulumi.Alias[] =>
+      (args.formerParents ?? []).map((parent) => ({ parent, ...(args.formerName === undefined ? {} : { name: `${args.formerName}${step}` }) }));
     // What must be done first (the Harbor install, which makes the uploads dir an upload writes into).
     const given = opts?.dependsOn;
     const after: pulumi.Input<pulumi.Resource>[] = given === undefined ? [] : Array.isArray(given) ? given : [given as pulumi.Input<pulumi.Resource>];
@@ -150,7 +153,7 @@ export class TaskDataset extends pulumi.ComponentResource {
             },
             // The Harbor install creates uploadsDir, owned by the login. A new key or login copies the same
             // files again, in place, with the login that works now.
-            { parent: this, dependsOn: after, aliases },
+            { parent: this, dependsOn: after, aliases: formerly("-dataset-upload") },
           )
         : undefined;
     const datasetEnv = datasetScriptEnv(h, source);
@@ -167,7 +170,7 @@ export class TaskDataset extends pulumi.ComponentResource {
         summary: source.kind === "git" ? ["git", source.url, source.commit] : ["upload", h.datasetRepo, source.digest.slice(0, 16)],
         timeoutSeconds: 1800,
       },
-      { parent: this, dependsOn: uploaded ? [...after, uploaded] : after, aliases },
+      { parent: this, dependsOn: uploaded ? [...after, uploaded] : after, aliases: formerly("-dataset") },
     );
     const report = dataset.stdout.apply((s) => lastJsonLine<DatasetReport>(s, "harbor-dataset.sh"));
     this.dataset = report.apply(({ identity, count, tasksDir: dir }) => ({ identity, count, tasksDir: dir }));

@@ -44,6 +44,8 @@ export interface ProgramMocksOptions<R> {
 export interface ProgramMocks<R> {
   /** Runs infra/index.ts with `config` (keys without the prefix) and returns what it registered. */
   run(config: Record<string, unknown>): Promise<R[]>;
+  /** Runs a program of the test's own (its outputs returned) and returns what it registered. */
+  runProgram(program: () => Record<string, unknown>): Promise<R[]>;
   /** The stack outputs the latest run's program returned, as it returned them (Outputs unresolved). */
   outputs(): Record<string, unknown>;
 }
@@ -174,6 +176,12 @@ export function programMocks<R = Registration>(options: ProgramMocksOptions<R>):
     if (sshDir !== undefined) rmSync(sshDir, { recursive: true, force: true });
   });
 
+  /** Waits until every resource is registered: once the outputs the program returns resolve. */
+  async function settle(outputs: Record<string, unknown>): Promise<void> {
+    lastOutputs = outputs;
+    await new Promise<void>((resolve) => pulumi.all(Object.values(outputs).filter(pulumi.Output.isInstance)).apply(() => resolve()));
+  }
+
   return {
     async run(config) {
       // The monitor is the file's: start this run's list empty.
@@ -186,10 +194,13 @@ export function programMocks<R = Registration>(options: ProgramMocksOptions<R>):
       );
       vi.resetModules();
       const mod = (await import("../../infra/index")) as { default: () => Promise<Record<string, unknown>> };
-      const outputs = await mod.default();
-      lastOutputs = outputs;
-      // Every resource is registered once the outputs the program returns resolve.
-      await new Promise<void>((resolve) => pulumi.all(Object.values(outputs).filter(pulumi.Output.isInstance)).apply(() => resolve()));
+      await settle(await mod.default());
+      return [...mine];
+    },
+    async runProgram(program) {
+      registered = [];
+      const mine = registered;
+      await settle(program());
       return [...mine];
     },
     outputs: () => lastOutputs,

@@ -45,6 +45,22 @@ describe.each(["reprobench:index:HostScript", "pulumi-nodejs:dynamic:Resource"])
   });
 });
 
+describe("forgetHost on state whose parts are named after their cluster (`cluster-<host>-…`)", () => {
+  const HS = "reprobench:index:HostScript";
+  // The same cluster renamed: every part's name carries the cluster's ("cluster-"), the cluster's own does not.
+  const renamed = stateWith(HS).map((r) => ({ ...r, urn: r.urn.replace(/::([^:]+)$/, "::cluster-$1"), ...(r.provider ? { provider: r.provider.replace("::worker-", "::cluster-worker-") } : {}) }));
+  const resources = [{ urn: U("reprobench:cluster:BenchCluster", "cluster"), type: "reprobench:cluster:BenchCluster" }, ...renamed];
+
+  it("finds the host by its name in the stack file and removes the same resources", () => {
+    const { removed } = forgetHost({ resources }, "worker-a");
+    expect(removed.map((u) => u.slice(u.lastIndexOf("::") + 2)).sort()).toEqual(["cluster-worker-a-engine", "cluster-worker-a-facts", "cluster-worker-a-sglang-container"]);
+  });
+
+  it("names the hosts it has as the stack file does, without the cluster's name", () => {
+    expect(() => forgetHost({ resources }, "worker-c")).toThrow("(hosts with a Docker engine there: worker-a, worker-b)");
+  });
+});
+
 describe("unreachableHosts (down's hint)", () => {
   it("names the hosts our scripts and the Docker provider could not reach, by the stack file's names", async () => {
     const { unreachableHosts } = await import("../../../cli/commands/stack");

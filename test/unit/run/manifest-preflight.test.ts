@@ -41,7 +41,7 @@ const base = clusterMockState(1);
 const mocks = programMocks({
   stack: "a100",
   mockState: (type, name, inputs) => {
-    const host = /^(.+)-sglang-preflight-facts$/.exec(name)?.[1];
+    const host = /^cluster-(.+)-sglang-preflight-facts$/.exec(name)?.[1];
     return host ? { ...inputs, stdout: preflightReport(host), observed: "ok" } : base(type, name, inputs);
   },
   secrets: CLUSTER_SECRETS,
@@ -62,9 +62,10 @@ async function program(driversNow: Record<string, string> = {}): Promise<Registr
 
 const plain = withoutSecretWrappers;
 
+/** The cluster's part `name` (registered as `cluster-<name>`: parts are named after their cluster). */
 const named = (rs: Registration[], name: string): Registration => {
-  const found = rs.find((r) => r.name === name && (r.type.startsWith("reprobench:index:") || r.type.startsWith("command:")));
-  if (!found) throw new Error(`${name} is not registered`);
+  const found = rs.find((r) => r.name === `cluster-${name}` && (r.type.startsWith("reprobench:index:") || r.type.startsWith("command:")));
+  if (!found) throw new Error(`cluster-${name} is not registered`);
   return found;
 };
 const launch = (rs: Registration[]) => plain(named(rs, "benchmark-harbor").inputs) as Record<string, unknown>;

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { stackConfigFromYaml } from "../../../components/config/stack-file";
-import { CLUSTER_SECRETS, clusterMockState, programMocks } from "../../helpers/program-mocks";
+import { CLUSTER_SECRETS, clusterMockState, programMocks} from "../../helpers/program-mocks";
 
 const REPO = path.resolve(__dirname, "../../..");
 
@@ -14,7 +14,8 @@ const mocks = programMocks({
   stack: "dev",
   mockState: clusterMockState(2),
   secrets: CLUSTER_SECRETS,
-  record: (r) => ({ type: r.type, name: r.name, inputs: JSON.stringify(r.inputs) }),
+  // Each by its name as the cluster's part (registered as `cluster-<part>`: parts are named after their cluster).
+  record: (r) => ({ type: r.type, name: r.name.replace(/^cluster-/, ""), inputs: JSON.stringify(r.inputs) }),
 });
 const program = (config: Record<string, unknown>) => mocks.run(config);
 

@@ -35,11 +35,14 @@ function releasedUrn(name: string): string {
   return found.urn;
 }
 
+/** The cluster's part `name` (registered as `cluster-<name>`: parts are named after their cluster). */
 const byName = (rs: Registration[], name: string): Registration => {
-  const found = rs.find((r) => r.name === name && r.type !== "reprobench:runner:TaskDataset" && r.type !== "reprobench:runner:HarborRunner");
-  if (!found) throw new Error(`${name} is not registered`);
+  const found = rs.find((r) => r.name === `cluster-${name}` && r.type !== "reprobench:runner:TaskDataset" && r.type !== "reprobench:runner:HarborRunner");
+  if (!found) throw new Error(`cluster-${name} is not registered`);
   return found;
 };
+/** The URN the HarborRunner had before parts were named after their cluster (`harbor` under it). */
+const FORMER_HARBOR = "urn:pulumi:local::reprobench::reprobench:cluster:BenchCluster$reprobench:runner:HarborRunner::harbor";
 
 describe("TaskDataset in a cluster-owning stack", () => {
   it("holds the dataset step, aliased to the URN it had under HarborRunner (release 0.1.0's)", async () => {
@@ -47,18 +50,18 @@ describe("TaskDataset in a cluster-owning stack", () => {
     const component = rs.find((r) => r.type === "reprobench:runner:TaskDataset");
     const harbor = rs.find((r) => r.type === "reprobench:runner:HarborRunner");
     // Both are parts of the cluster (BenchCluster), aliased to the top level where the program had them.
-    expect(component?.urn).toBe("urn:pulumi:local::reprobench::reprobench:cluster:BenchCluster$reprobench:runner:TaskDataset::harbor");
-    expect(harbor?.urn).toBe("urn:pulumi:local::reprobench::reprobench:cluster:BenchCluster$reprobench:runner:HarborRunner::harbor");
+    expect(component?.urn).toBe("urn:pulumi:local::reprobench::reprobench:cluster:BenchCluster$reprobench:runner:TaskDataset::cluster-harbor");
+    expect(harbor?.urn).toBe("urn:pulumi:local::reprobench::reprobench:cluster:BenchCluster$reprobench:runner:HarborRunner::cluster-harbor");
     const dataset = byName(rs, "harbor-dataset");
     expect(dataset.parent).toBe(component?.urn);
-    expect(engineUrn(rs, dataset)).toBe("urn:pulumi:local::reprobench::reprobench:cluster:BenchCluster$reprobench:runner:TaskDataset$reprobench:index:HostScript::harbor-dataset");
-    expect(dataset.aliasParents).toContain(harbor?.urn);
+    expect(engineUrn(rs, dataset)).toBe("urn:pulumi:local::reprobench::reprobench:cluster:BenchCluster$reprobench:runner:TaskDataset$reprobench:index:HostScript::cluster-harbor-dataset");
+    expect(dataset.aliasParents).toContain(FORMER_HARBOR);
     expect(urnsAnsweredBy(rs, dataset)).toContain(releasedUrn("harbor-dataset"));
     // Still after the Harbor install, and still without a delete: destroy leaves the checkout.
     expect(dataset.dependencies).toEqual([byName(rs, "harbor-install").urn]);
     expect(dataset.inputs.delete).toBeUndefined();
     // HarborRunner keeps only the install, which keeps its URN (no alias needed).
-    expect(rs.filter((r) => r.parent === harbor?.urn).map((r) => r.name)).toEqual(["harbor-install"]);
+    expect(rs.filter((r) => r.parent === harbor?.urn).map((r) => r.name)).toEqual(["cluster-harbor-install"]);
     expect(urnsAnsweredBy(rs, byName(rs, "harbor-install"))).toContain(releasedUrn("harbor-install"));
     // No alias of another parent: only its own type as a dynamic resource (the provider plugin's), under its parent.
     expect(byName(rs, "harbor-install").aliases.map((a) => [a.type, a.parentUrn])).toEqual([["pulumi-nodejs:dynamic:Resource", harbor?.urn]]);
@@ -72,10 +75,9 @@ describe("TaskDataset in a cluster-owning stack", () => {
 
   it("aliases an uploaded dataset's copy too, which still waits for the install (it makes the uploads dir)", async () => {
     const rs = await program(clusterConfig({ datasetRepo: "sim/dataset", datasetCommit: null, datasetDir: "/var/lib/reprobench/sim-dataset", datasetTasksSubdir: "", expectedTaskCount: 3 }));
-    const harbor = rs.find((r) => r.type === "reprobench:runner:HarborRunner");
     const upload = byName(rs, "harbor-dataset-upload");
     expect(upload.type).toBe("command:remote:CopyToRemote");
-    expect(upload.aliasParents).toContain(harbor?.urn);
+    expect(upload.aliasParents).toContain(FORMER_HARBOR);
     expect(urnsAnsweredBy(rs, upload)).toContain("urn:pulumi:local::reprobench::reprobench:runner:HarborRunner$command:remote:CopyToRemote::harbor-dataset-upload");
     expect(upload.dependencies).toEqual([byName(rs, "harbor-install").urn]);
     expect(byName(rs, "harbor-dataset").dependencies.sort()).toEqual([byName(rs, "harbor-install").urn, upload.urn].sort());
@@ -94,7 +96,10 @@ describe("TaskDataset in a cluster-owning stack", () => {
     const parts = rs.filter((r) => r.type !== "reprobench:cluster:BenchCluster");
     expect(parts.length).toBeGreaterThan(40);
     for (const r of parts) {
-      const before = engineUrn(rs, r).replace("reprobench:cluster:BenchCluster$", "").replace("reprobench:cluster:ModelServer", "reprobench:cluster:SglangWorker");
+      const before = engineUrn(rs, r)
+        .replace("reprobench:cluster:BenchCluster$", "")
+        .replace("reprobench:cluster:ModelServer", "reprobench:cluster:SglangWorker")
+        .replace(/::cluster-([^:]+)$/, "::$1");
       expect(before, r.urn).not.toContain("BenchCluster");
       expect(urnsAnsweredBy(rs, r), r.urn).toContain(before);
     }

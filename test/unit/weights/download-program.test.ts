@@ -29,9 +29,10 @@ function cluster(download?: Record<string, unknown>): Record<string, unknown> {
   const modelServer = { ...(c.modelServer as Record<string, unknown> | undefined), ...(download ? { download } : {}) };
   return { ...c, modelServer };
 }
+/** The cluster's part `name` (registered as `cluster-<name>`: parts are named after their cluster). */
 const named = (rs: Registration[], name: string) => {
-  const r = rs.find((x) => x.name === name);
-  if (!r) throw new Error(`${name} is not registered`);
+  const r = rs.find((x) => x.name === `cluster-${name}`);
+  if (!r) throw new Error(`cluster-${name} is not registered`);
   return r;
 };
 
@@ -44,14 +45,14 @@ describe("modelServer.download in the program", () => {
   it("set: one WeightsDownload per worker, its step before that worker's preflight, the token never in its inputs", async () => {
     const rs = await mocks.run(cluster({ repo: "Qwen/Qwen3-32B", revision: "main" }));
     const downloads = rs.filter((r) => r.type === "reprobench:cluster:WeightsDownload");
-    expect(downloads.map((r) => r.name).sort()).toEqual(["worker-a-weights", "worker-b-weights"]);
+    expect(downloads.map((r) => r.name).sort()).toEqual(["cluster-worker-a-weights", "cluster-worker-b-weights"]);
     for (const host of ["worker-a", "worker-b"]) {
       const component = named(rs, `${host}-weights`);
-      expect(component.urn).toBe(`urn:pulumi:a100::reprobench::reprobench:cluster:BenchCluster$reprobench:cluster:WeightsDownload::${host}-weights`);
+      expect(component.urn).toBe(`urn:pulumi:a100::reprobench::reprobench:cluster:BenchCluster$reprobench:cluster:WeightsDownload::cluster-${host}-weights`);
       const fetch = named(rs, `${host}-weights-fetch`);
       expect(fetch.parent).toBe(component.urn);
       // Claimed first (the host's HostAccess), nothing else.
-      expect(fetch.dependencies.some((d) => d.endsWith(`::${host}-facts`) || d.endsWith(`HostAccess::${host}`))).toBe(true);
+      expect(fetch.dependencies.some((d) => d.endsWith(`::cluster-${host}-facts`) || d.endsWith(`HostAccess::cluster-${host}`))).toBe(true);
       const create = String(fetch.inputs.create);
       expect(create).toContain("export REPO=Qwen/Qwen3-32B\n");
       expect(create).toContain("export MODEL_PATH=/var/lib/reprobench/models/Qwen3.8-27B\n");
