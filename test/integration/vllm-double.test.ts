@@ -186,7 +186,8 @@ describe("vLLM-mode double: HTTP contract", () => {
     );
     expect(seen[0]).toBe("refused");
     expect(new Set(seen)).toEqual(new Set(["refused", "200"]));
-    expect(double.process.logs).toContain("Application startup complete.");
+    // Printed before the first answer; read from the double's stderr pipe, which may trail the HTTP reply.
+    await waitFor("the double's startup line", async () => (double.process.logs.includes("Application startup complete.") ? true : undefined), 5_000, 20);
   });
 
   it("/health and /ping are 200 with an empty body and need no key; /version gives the version", async () => {

@@ -256,11 +256,12 @@ def serve_vllm(args: Dict[str, Any], scenario: Scenario) -> int:
     with state.lock:
         state.phase = READY
         state.ready_at = time.time()
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
-    thread.start()
-    # The lines vLLM prints once it serves (uvicorn's startup line last).
+    # The lines vLLM prints as it starts serving (uvicorn's startup line last), before the first request is
+    # answered, as uvicorn completes its startup before it serves.
     log(f"Starting vLLM API server 0 on http://{args['host']}:{server.server_address[1]}")
     log("Application startup complete.")
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
+    thread.start()
     stop.wait()
     stop_serving(state, server, log)
     return 0
