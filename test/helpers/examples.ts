@@ -124,13 +124,14 @@ export const SIM_PROXY_UPSTREAM = "http://127.0.0.1:27890";
  * (worker-a; worker-b runs the router and Harbor). The Python program adds the package's facade.
  */
 export function expectedPreviewParts(example: "own-program" | "python-program"): [string, string][] {
+  // The cluster `bench`'s parts are named after it.
   const common: [string, string][] = [
-    ["reprobench:cluster:BenchCluster", "bench"], ["reprobench:cluster:ModelServer", "worker-a-sglang"], ["reprobench:cluster:SglangRouter", "router"],
-    ["reprobench:runner:HarborRunner", "harbor"], ["reprobench:runner:TaskDataset", "harbor"],
+    ["reprobench:cluster:BenchCluster", "bench"], ["reprobench:cluster:ModelServer", "bench-worker-a-sglang"], ["reprobench:cluster:SglangRouter", "bench-router"],
+    ["reprobench:runner:HarborRunner", "bench-harbor"], ["reprobench:runner:TaskDataset", "bench-harbor"],
   ];
   return example === "own-program"
     ? [...common, ["reprobench:run:BenchmarkRun", "smoke"]]
-    : [["reprobench:index:BenchCluster", "bench"], ...common, ["reprobench:run:BenchmarkRun", "benchmark"]];
+    : [["reprobench:index:BenchCluster", "bench"], ...common, ["reprobench:run:BenchmarkRun", "bench-benchmark"]];
 }
 
 /** What a finished `up` of an example must show, as failures (empty when it is right). */
