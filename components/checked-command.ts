@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { HOST_SCRIPT_TYPE, LEGACY_DYNAMIC_TYPE, type ResourceImplementation } from "./resource-types";
 import { type HostConnection, type HostConnectionInput, hostLabel, loginRecordFile, recordLogin, runOverSsh, scriptInvocation, secretMasker, stderrTail } from "./transport";
@@ -221,14 +222,6 @@ export function remoteInvocation(
 }
 
 /**
- * Where a script's progress goes while it runs: the engine's log stream, as an ephemeral status of the
- * resource (`pulumi up` prints it on the resource's line as it comes, and leaves it out of the summary).
- * The engine's Log RPC takes a URN and an `ephemeral` flag (what providers' LogStatus uses; @pulumi/command's
- * remote.Command streams its output the same way); the plugin process is given the engine's address as its
- * first argument (engineAddressOf). Anything that goes wrong here only loses progress lines, never fails
- * the resource.
- */
-/**
  * The engine's address among a provider process's arguments: the first that is not one of the flags the
  * engine may put before it (`--logtostderr`, `-v=N`, `--tracing ADDR`), when it is host:port.
  */
@@ -245,15 +238,25 @@ export function engineAddressOf(args: readonly string[]): string | undefined {
   return undefined;
 }
 
+/**
+ * Where a script's progress goes while it runs: the engine's log stream, as an ephemeral status of the
+ * resource (`pulumi up` prints it on the resource's line as it comes, and leaves it out of the summary).
+ * The engine's Log RPC takes a URN and an `ephemeral` flag (what providers' LogStatus uses; @pulumi/command's
+ * remote.Command streams its output the same way); the plugin process is given the engine's address as its
+ * first argument (engineAddressOf). Anything that goes wrong here only loses progress lines, never fails
+ * the resource.
+ */
 function progressSink(urn: string | undefined): { send(text: string): void; warn(text: string): void; close(): Promise<void> } {
   const none = { send: () => undefined, warn: () => undefined, close: async () => undefined };
   const engine = engineAddressOf(process.argv.slice(2));
   if (!urn || !engine) return none;
   try {
-    // Loaded when a script runs, not when a program or the CLI imports this module.
+    // Loaded when a script runs, not when a program or the CLI imports this module. gRPC is the copy the
+    // SDK's generated client uses (it checks its credentials by class): one copy, whatever the layout.
     /* eslint-disable @typescript-eslint/no-require-imports */
-    const grpc = require("@grpc/grpc-js");
-    const rpc = require("@pulumi/pulumi/proto/engine_grpc_pb");
+    const stub = require.resolve("@pulumi/pulumi/proto/engine_grpc_pb");
+    const grpc = require(require.resolve("@grpc/grpc-js", { paths: [path.dirname(stub)] }));
+    const rpc = require(stub);
     const proto = require("@pulumi/pulumi/proto/engine_pb");
     /* eslint-enable @typescript-eslint/no-require-imports */
     const client = new rpc.EngineClient(engine, grpc.credentials.createInsecure());
