@@ -77,6 +77,21 @@ export async function readStackOutputs(root: string, name: string, env: Record<s
 }
 
 /**
+ * A stack's `reprobench:sshPrivateKeys` (host or "default" → key PEM), decrypted; {} when it sets none. Read
+ * as readStackOutputs reads outputs, in the directory of the config copy; the caller must never print them.
+ */
+export async function readStackSshKeys(root: string, name: string, env: Record<string, string> = {}): Promise<Record<string, string>> {
+  const copy = refreshStackConfigCopy(root, name);
+  const pulumiCommand = await findPulumiCommand(env);
+  const workspace = await LocalWorkspace.create({ envVars: { ...env, ...PULUMI_ENV }, pulumiCommand, workDir: copy.dir });
+  const value = (await workspace.getAllConfig(name))["reprobench:sshPrivateKeys"]?.value;
+  if (value === undefined) return {};
+  const keys = JSON.parse(value) as unknown;
+  if (keys === null || typeof keys !== "object" || Array.isArray(keys)) throw new Error(`stack '${name}': reprobench:sshPrivateKeys is not a map of host → key`);
+  return Object.fromEntries(Object.entries(keys).filter((e): e is [string, string] => typeof e[1] === "string"));
+}
+
+/**
  * Selects the stack in the checkout's workspace, creating it (outside the checkout's files) if needed.
  * `env` adds to the process environment (which bin/reprobench filled from scripts/env.sh).
  */

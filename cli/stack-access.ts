@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import YAML from "yaml";
+import { loginKeyFor, missingLoginKeyMessage } from "../components/config/login-keys";
 import { withCurrentKeys } from "../components/config/renamed-keys";
 import type { ReprobenchConfig } from "../components/config/schema";
 import { type HostConnection, hostLabel, runScript, secretMasker, stderrTail } from "../components/transport";
@@ -52,6 +53,8 @@ export interface AccessOptions {
   env?: Record<string, string>;
   /** Injected in tests. */
   readOutputs?: (stack: string) => Promise<Record<string, unknown>>;
+  /** A stack's `reprobench:sshPrivateKeys` (decrypted; {} when unset). Injected in tests. */
+  readSshKeys?: (stack: string) => Promise<Record<string, string>>;
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
@@ -84,14 +87,52 @@ export async function clusterView(config: ReprobenchConfig): Promise<ClusterView
   };
 }
 
-function connectionsFromOutputs(value: unknown, source: string): Map<string, HostConnection> {
+/**
+ * The hosts' connections from an owner's `hostConnections` (each login without its key; an owner brought up
+ * by an older release exported keys), each with the key `keyOf` finds for it; a host without one is left out.
+ */
+export async function connectionsFromOutputs(value: unknown, source: string, keyOf: (host: string, exported: string | undefined) => Promise<string | undefined>): Promise<Map<string, HostConnection>> {
   if (!Array.isArray(value)) throw new Error(`${source} has no hostConnections output`);
   const out = new Map<string, HostConnection>();
-  for (const c of value as HostConnection[]) {
-    if (!c || typeof c.name !== "string" || typeof c.privateKey !== "string" || !c.privateKey) continue;
-    out.set(c.name, c);
+  for (const c of value as Partial<HostConnection>[]) {
+    if (!c || typeof c.name !== "string") continue;
+    const privateKey = await keyOf(c.name, typeof c.privateKey === "string" ? c.privateKey : undefined);
+    if (privateKey) out.set(c.name, { ...(c as HostConnection), privateKey });
   }
   return out;
+}
+
+/**
+ * Where the CLI finds a host's key when the owner exports none: the key file the cluster's config names
+ * (read from this project), else the stack's own `sshPrivateKeys`, else the owner's (read from their config,
+ * decrypted, only when needed).
+ */
+async function loginKeys(root: string, config: ReprobenchConfig, stacks: string[], readSshKeys: (stack: string) => Promise<Record<string, string>>) {
+  const { resolveLocalPath } = await import("../components/config/loaded");
+  const keyFiles: Record<string, string> = {};
+  for (const h of config.hosts) {
+    const file = h.ssh?.privateKeyFile;
+    if (file === undefined) continue;
+    try {
+      keyFiles[h.name] = readFileSync(resolveLocalPath(file, root), "utf8");
+    } catch {
+      // Not on this machine: the config's keys may still have it.
+    }
+  }
+  const configured = new Map<string, Promise<Record<string, string>>>();
+  const keysOf = (stack: string) => {
+    if (!configured.has(stack)) configured.set(stack, readSshKeys(stack).catch(() => ({})));
+    return configured.get(stack)!;
+  };
+  return async (host: string, exported: string | undefined): Promise<string | undefined> => {
+    const direct = loginKeyFor(host, { keyFiles, exported });
+    if (direct !== undefined) return direct;
+    for (const stack of stacks) {
+      const key = loginKeyFor(host, { ownKeys: await keysOf(stack) });
+      if (key !== undefined) return key;
+    }
+    return undefined;
+  };
 }
 
 /** Connections from a stack file whose hosts name key files (the simulated cluster's do). */
@@ -155,7 +196,12 @@ export async function stackAccess(stack: string, o: AccessOptions): Promise<Stac
   if (ownerOutputs.clusterConfig && ownerOutputs.hostConnections) {
     // An owner brought up before the model server section was renamed still exports it as `sglang`.
     config = withCurrentKeys(ownerOutputs.clusterConfig as Record<string, unknown>).raw as unknown as ReprobenchConfig;
-    connections = connectionsFromOutputs(ownerOutputs.hostConnections, clusterSource);
+    const readSshKeys = o.readSshKeys ?? (async (s: string) => (await import("./pulumi-stack")).readStackSshKeys(o.root, s, o.env ?? {}));
+    const ownerFile = owner?.split("/").pop();
+    const keyStacks = owner ? [stack, ...(ownerFile && existsSync(path.join(o.root, `Pulumi.${ownerFile}.yaml`)) ? [ownerFile] : [])] : [stack];
+    connections = await connectionsFromOutputs(ownerOutputs.hostConnections, clusterSource, await loginKeys(o.root, config, keyStacks, readSshKeys));
+    const keyless = config.hosts.map((h) => h.name).filter((h) => !connections.has(h));
+    if (keyless.length > 0) notes.push(...keyless.map((h) => missingLoginKeyMessage(h, owner ?? stack, stack)));
   } else if (owner) {
     throw new Error(`stack '${stack}' runs on the cluster of stack '${owner}', which has no outputs: it is not up (reprobench up --stack ${owner})`);
   } else {

@@ -19,7 +19,7 @@ import { type RestartGuardSettings, restartGuardHook } from "./restart-guard";
 import { SglangRouter } from "./sglang-router";
 import { ModelServer } from "./model-server";
 import { type PreflightFacts, hostPlan } from "./preflight/plan";
-import type { HostConnection } from "./transport";
+import type { HostConnectionInput, HostLogin } from "./transport";
 import { type DatasetReport, TaskDataset } from "./task-dataset";
 import { TaskImages, type TaskImagesReport } from "./task-images";
 import { ToolBundle } from "./tool-bundle";
@@ -153,8 +153,11 @@ export class BenchCluster extends pulumi.ComponentResource {
   public readonly modelApiBase: string;
   /** Server and router images as pulled (name@sha256:…), keyed by role and host. */
   public readonly serverImages: pulumi.Output<Record<string, string>>;
-  /** Every host's SSH connection (secret): what run stacks on this cluster reach the hosts with. */
-  public readonly hostConnections: pulumi.Output<HostConnection[]>;
+  /**
+   * Every host's SSH login without its key: where run stacks on this cluster (and the CLI) reach the hosts;
+   * each brings its own key (its sshPrivateKeys, or the key file the stack file names).
+   */
+  public readonly hostConnections: pulumi.Output<HostLogin[]>;
   /** The runner's proxy variables and registry accounts (secret), for a run stack's own dataset and pre-pull. */
   public readonly runnerPullEnv?: pulumi.Output<{ proxy: Record<string, string>; registry: Record<string, string> }>;
   /** What a job of this cluster is given (BenchmarkRun), from this cluster's parts; absent without Harbor. */
@@ -348,7 +351,8 @@ export class BenchCluster extends pulumi.ComponentResource {
     this.owner = owner;
     this.apiKey = pulumi.secret(apiKey.result);
     this.modelApiBase = apiBase(config);
-    this.hostConnections = pulumi.secret(pulumi.all(config.hosts.map((h) => pulumi.output(sshConnection(loaded, h.name)))) as pulumi.Output<HostConnection[]>);
+    // No private key leaves the owner: a key in an output would reach every stack that can read it.
+    this.hostConnections = pulumi.output(config.hosts.map((h) => loginOf(sshConnection(loaded, h.name)))) as pulumi.Output<HostLogin[]>;
     this.runnerPullEnv = harbor
       ? pulumi.secret(pulumi.all([pulumi.output(runner.proxyEnv ?? {}), pulumi.output(registryEnv ?? {})]).apply(([proxy, registry]) => ({ proxy, registry })))
       : undefined;
@@ -397,6 +401,12 @@ export class BenchCluster extends pulumi.ComponentResource {
       jobConfig: this.jobConfig,
     });
   }
+}
+
+/** A connection's login without its key (the key is the only secret of a connection). */
+export function loginOf(c: HostConnectionInput): Omit<HostConnectionInput, "privateKey"> {
+  const { privateKey: _key, ...login } = c;
+  return login;
 }
 
 /** A BenchmarkRun's cluster inputs from a cluster handle: the runner, every host, what Harbor runs with. */

@@ -40,6 +40,9 @@ export interface HostConnection {
   hostKey: string;
 }
 
+/** A host's login without its key: what a cluster's owner exports for the stacks that run jobs on it. */
+export type HostLogin = Omit<HostConnection, "privateKey"> & { privateKey?: undefined };
+
 /** HostConnection whose fields may be Outputs (the private key usually is a secret Output). */
 export type HostConnectionInput = { [K in keyof HostConnection]: pulumi.Input<HostConnection[K]> };
 

@@ -13,10 +13,10 @@ import { BenchmarkRun } from "../components/benchmark-run";
 import type { HarborInstallReport } from "../components/harbor-runner";
 import type { ClusterHost } from "../components/host";
 import type { PreflightFacts } from "../components/preflight/plan";
-import type { HostConnection } from "../components/transport";
+import type { HostConnection, HostLogin } from "../components/transport";
 import { type DatasetReport, RUN_DATASET_KEYS, TaskDataset } from "../components/task-dataset";
 import { TaskImages, type TaskImagesReport } from "../components/task-images";
-import { apiBase, combineWithCluster, formatProblems, hostsWithRole, pullQuotaSettings, readStackFile, registryMirrors, soleHostWithRole } from "../components/config";
+import { apiBase, combineWithCluster, formatProblems, hostsWithRole, loginKeyFor, missingLoginKeyMessage, pullQuotaSettings, readLocalFiles, readStackFile, registryMirrors, soleHostWithRole } from "../components/config";
 import type { ReprobenchConfig, RunStackConfig } from "../components/config/schema";
 import { renderJobConfig, runSettings } from "../components/config/job";
 
@@ -66,13 +66,20 @@ export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<stri
     );
   }
 
-  const connections = owner.getOutput("hostConnections") as pulumi.Output<HostConnection[]>;
+  // The owner exports each host's login without its key (one brought up by an older release, with it):
+  // this stack logs in with its own key, or the key file the owner's stack file names, read from here.
+  const logins = owner.getOutput("hostConnections") as pulumi.Output<(HostLogin | HostConnection)[]>;
+  const keyFiles = readLocalFiles(config, pulumi.runtime.getRootDirectory() || process.cwd()).privateKeyFiles;
   const connectionOf = (name: string) =>
-    connections.apply((list) => {
-      const found = list.find((c) => c.name === name);
-      if (!found) throw new Error(`stack '${runStack.cluster}' exports no connection for host ${name}`);
-      return found;
-    });
+    pulumi.secret(
+      logins.apply((list): HostConnection => {
+        const found = list.find((c) => c.name === name);
+        if (!found) throw new Error(`stack '${runStack.cluster}' exports no connection for host ${name}`);
+        const privateKey = loginKeyFor(name, { ownKeys: runStack.sshPrivateKeys, keyFiles, exported: found.privateKey });
+        if (privateKey === undefined) throw new pulumi.RunError(`reprobench:sshPrivateKeys: ${missingLoginKeyMessage(name, runStack.cluster)}`);
+        return { ...found, privateKey };
+      }),
+    );
   const hosts = hostHandles(config, connectionOf, pullEnv?.proxy);
   const serverInfo = owner.getOutput("workerServerInfoByHost") as pulumi.Output<Record<string, string>>;
   // An owner brought up by an older release has no such output: its facts are not known, not an error.

@@ -9,5 +9,6 @@ export { missingSecretProblems, plaintextSecretProblems } from "./secrets";
 export { HF_SANDBOX_PIPEFAIL_FIX, compareHarborVersions } from "./rules/profiles";
 export * from "./derive";
 export * from "./loaded";
+export { loginKeyFor, missingLoginKeyMessage } from "./login-keys";
 export * from "./job";
 export { type StackFileCheck, checkStackFile, maskSecureValues, readStackFile, stackConfigFromYaml, stackIdOfFile } from "./stack-file";

@@ -1,4 +1,4 @@
-// Run stacks: a run stack's own keys (cluster, run, hfToken, dataset), and its run combined with the config
+// Run stacks: a run stack's own keys (cluster, run, hfToken, dataset, sshPrivateKeys), and its run combined with the config
 // of the stack that owns the cluster (that stack's clusterConfig output or its stack file).
 import { posix } from "node:path";
 import { RUN_STACK_KEYS, type ReprobenchConfig, type RunStackConfig, runStackSchema } from "./schema";
@@ -14,7 +14,7 @@ export function isRunStack(raw: Record<string, unknown>): boolean {
 export type RunStackParseResult = { ok: true; config: RunStackConfig } | { ok: false; problems: ConfigProblem[] };
 
 /**
- * Validates a run stack's own config: `cluster`, `run`, `hfToken` and `dataset`. Anything else belongs to the owner
+ * Validates a run stack's own config: `cluster`, `run`, `hfToken`, `dataset` and `sshPrivateKeys`. Anything else belongs to the owner
  * of the cluster and is refused naming that stack, so a run stack can never be taken to change the cluster.
  */
 export function parseRunStackConfig(raw: Record<string, unknown>): RunStackParseResult {

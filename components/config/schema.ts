@@ -855,7 +855,7 @@ export type RegistryConfig = ReprobenchConfig["registries"][number];
 // A run stack: a job on a cluster another stack of this project owns.
 
 /** The keys a run stack may set; everything else belongs to the cluster's owner. */
-export const RUN_STACK_KEYS = ["cluster", "run", "hfToken", "dataset"] as const;
+export const RUN_STACK_KEYS = ["cluster", "run", "hfToken", "dataset", "sshPrivateKeys"] as const;
 
 /**
  * A run stack's own task dataset (reprobench:dataset), in place of the owner's harbor.dataset*: checked out
@@ -894,6 +894,11 @@ export const runStackSchema = z
     hfToken: z.string().optional(),
     /** This stack's own dataset instead of the owner's (omitted: the owner's dataset and task images). */
     dataset: runDatasetSchema.optional(),
+    /**
+     * SECRET. Host name (or "default") → private key PEM this stack logs in with: the owner exports no keys.
+     * Not needed for a host whose owner's stack file names ssh.privateKeyFile (read from this project).
+     */
+    sshPrivateKeys: z.record(z.string(), z.string()).default({}),
   })
   .strict();
 export type RunStackConfig = z.infer<typeof runStackSchema>;

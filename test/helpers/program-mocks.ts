@@ -42,8 +42,8 @@ export interface ProgramMocksOptions<R> {
 }
 
 export interface ProgramMocks<R> {
-  /** Runs infra/index.ts with `config` (keys without the prefix) and returns what it registered. */
-  run(config: Record<string, unknown>): Promise<R[]>;
+  /** Runs infra/index.ts with `config` (keys without the prefix; `secrets` besides the file's, marked secret) and returns what it registered. */
+  run(config: Record<string, unknown>, secrets?: Record<string, unknown>): Promise<R[]>;
   /** Runs a program of the test's own (its outputs returned) and returns what it registered. */
   runProgram(program: () => Record<string, unknown>): Promise<R[]>;
   /** The stack outputs the latest run's program returned, as it returned them (Outputs unresolved). */
@@ -183,14 +183,15 @@ export function programMocks<R = Registration>(options: ProgramMocksOptions<R>):
   }
 
   return {
-    async run(config) {
+    async run(config, extraSecrets = {}) {
       // The monitor is the file's: start this run's list empty.
       registered = [];
       const mine = registered;
-      const all = { ...config, ...secrets };
+      const runSecrets = { ...secrets, ...extraSecrets };
+      const all = { ...config, ...runSecrets };
       pulumi.runtime.setAllConfig(
         Object.fromEntries(Object.entries(all).map(([k, v]) => [`reprobench:${k}`, typeof v === "string" ? v : JSON.stringify(v)])),
-        Object.keys(secrets).map((k) => `reprobench:${k}`),
+        Object.keys(runSecrets).map((k) => `reprobench:${k}`),
       );
       vi.resetModules();
       const mod = (await import("../../infra/index")) as { default: () => Promise<Record<string, unknown>> };

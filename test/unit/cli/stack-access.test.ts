@@ -153,3 +153,35 @@ describe("ssh argv", () => {
     expect(v.router).toBeNull();
   });
 });
+
+describe("stackAccess when the owner exports logins without keys", () => {
+  const logins = (names: string[]) => connections(names).map(({ privateKey: _key, ...login }) => login);
+  const withoutKeyFiles = (): ReprobenchConfig => ({ ...localConfig, hosts: localConfig.hosts.map((h) => ({ ...h, ssh: { ...h.ssh, privateKeyFile: undefined } })) });
+  const KEY_B = KEY.replace("AAAA", "BBBB");
+
+  it("takes each host's key from the key file the cluster's config names, asking no stack's config", async () => {
+    const asked: string[] = [];
+    const a = await stackAccess("local", {
+      root, readOutputs: async () => ({ ...ownerOutputs(), hostConnections: logins(["worker-a", "worker-b"]) }),
+      readSshKeys: async (s) => (asked.push(s), {}),
+    });
+    expect([...a.connections.values()].map((c) => [c.name, c.privateKey])).toEqual([["worker-a", KEY], ["worker-b", KEY]]);
+    expect(asked).toEqual([]);
+  });
+
+  it("else from the run stack's own sshPrivateKeys (the host's, else default), else the owner's", async () => {
+    const read = async (s: string) => (s === "runs" ? { cluster: "local" } : { ...ownerOutputs(), clusterConfig: withoutKeyFiles(), hostConnections: logins(["worker-a", "worker-b"]) });
+    const keys: Record<string, Record<string, string>> = { runs: { "worker-b": KEY_B }, local: { default: KEY } };
+    const a = await stackAccess("runs", { root, readOutputs: read, readSshKeys: async (s) => keys[s] ?? {} });
+    expect(a.connections.get("worker-a")?.privateKey).toBe(KEY);
+    expect(a.connections.get("worker-b")?.privateKey).toBe(KEY_B);
+  });
+
+  it("leaves out a host no key is found for, with a note saying how to give it one", async () => {
+    const read = async () => ({ ...ownerOutputs(), clusterConfig: withoutKeyFiles(), hostConnections: logins(["worker-a", "worker-b"]) });
+    const a = await stackAccess("local", { root, readOutputs: read, readSshKeys: async () => ({ "worker-a": KEY }) });
+    expect([...a.connections.keys()]).toEqual(["worker-a"]);
+    expect(a.notes.join("\n")).toContain("host worker-b: no SSH private key for this stack (stack 'local', which owns the cluster, exports none): pulumi config set --stack local --secret --path 'reprobench:sshPrivateKeys.worker-b' < KEYFILE");
+  });
+});
+

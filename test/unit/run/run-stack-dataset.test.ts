@@ -77,9 +77,9 @@ const mocks = programMocks({
 });
 
 /** Runs infra/index.ts for the run stack's own keys, against `ownerState` as the local stack's outputs. */
-async function program(config: Record<string, unknown>, ownerState: Record<string, unknown>): Promise<Registered[]> {
+async function program(config: Record<string, unknown>, ownerState: Record<string, unknown>, secrets: Record<string, unknown> = {}): Promise<Registered[]> {
   owner = ownerState;
-  return mocks.run(config);
+  return mocks.run(config, secrets);
 }
 
 const plain = withoutSecretWrappers;
@@ -177,5 +177,33 @@ describe("a run stack's manifest", () => {
     const { recorded: _a, ...comparedWith } = withFacts;
     const { recorded: _b, ...comparedWithout } = without;
     expect(comparedWithout).toEqual(comparedWith);
+  });
+});
+
+describe("a run stack's logins", () => {
+  const OWN_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nrun-stack-own\n-----END OPENSSH PRIVATE KEY-----\n";
+  /** The owner as this release brings it up: each host's login without a key, and no key file to read here. */
+  function keylessOwner(): Record<string, unknown> {
+    const o = ownerOutputs();
+    const config = o.clusterConfig as { hosts: { ssh: Record<string, unknown> }[] };
+    return {
+      ...o,
+      clusterConfig: { ...config, hosts: config.hosts.map((h) => ({ ...h, ssh: { ...h.ssh, privateKeyFile: undefined } })) },
+      hostConnections: (o.hostConnections as Record<string, unknown>[]).map(({ privateKey: _key, ...login }) => login),
+    };
+  }
+
+  it("use the stack's own key when the owner exports none, on every host script it runs", async () => {
+    const rs = await program({ cluster: "local", run: RUN }, keylessOwner(), { sshPrivateKeys: { default: OWN_KEY } });
+    const scripts = rs.filter((r) => r.type === "reprobench:index:HostScript");
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const r of scripts) expect((r.inputs.connection as { privateKey?: string }).privateKey, r.name).toBe(OWN_KEY);
+  });
+
+  it("still take the key an owner brought up by an older release exports", async () => {
+    const old = ownerOutputs();
+    const config = old.clusterConfig as { hosts: { ssh: Record<string, unknown> }[] };
+    const rs = await program({ cluster: "local", run: RUN }, { ...old, clusterConfig: { ...config, hosts: config.hosts.map((h) => ({ ...h, ssh: { ...h.ssh, privateKeyFile: undefined } })) } });
+    expect((named(rs, "benchmark-harbor").inputs.connection as { privateKey?: string }).privateKey).toBe(PEM);
   });
 });
