@@ -25,6 +25,8 @@ export const EXPECTED_SECONDS: Readonly<Record<string, number>> = {
   "test/integration/cli-stack.test.ts": 65,
   "test/integration/registry.test.ts": 60,
   "test/integration/vllm-double.test.ts": 31,
+  // Measured alone 2026-12-05 (15 s): an offline npm ci of the linked layout, two builds, one CLI call.
+  "test/integration/linked-install.test.ts": 30,
   "test/integration/router-loopback.test.ts": 11,
 };
 
