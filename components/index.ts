@@ -4,6 +4,7 @@
 export { BenchCluster, type BenchClusterArgs, type BenchClusterSecrets, type BenchClusterSettings, type ClusterHandle, clusterConfigOf, runInputs, toolkitVersion } from "./bench-cluster";
 export { BenchmarkRun, type BenchmarkRunArgs, type RunSettings } from "./benchmark-run";
 export { CheckedCommand, type CheckedCommandArgs } from "./checked-command";
+export { type RunPlacement, runOnCluster } from "./cluster-run";
 export { ClusterGuard, type ClusterGuardArgs } from "./cluster-guard";
 export { DockerDaemonConfig, type DockerDaemonConfigArgs, type DaemonSettings, type AddressPool } from "./docker-daemon";
 export { HarborRunner, type HarborRunnerArgs, type HarborSettings, type HarborInstallReport } from "./harbor-runner";
@@ -18,7 +19,7 @@ export { HOST_SCRIPT_TYPE, JOB_NAME_TYPE, LEGACY_DYNAMIC_TYPE } from "./resource
 export { ProxyBridge, type ProxyBridgeArgs, type BridgeSettings } from "./proxy-bridge";
 export { type RestartGuardSettings } from "./restart-guard";
 export { SglangRouter, type SglangRouterArgs, type RouterSettings } from "./sglang-router";
-export { type HostConnection, type HostConnectionInput } from "./transport";
+export { type HostConnection, type HostConnectionInput, type HostLogin } from "./transport";
 export { TaskDataset, type TaskDatasetArgs, type DatasetReport } from "./task-dataset";
 export { TaskImages, type TaskImagesArgs, type TaskImagesReport } from "./task-images";
 export { ToolBundle, type ToolBundleArgs } from "./tool-bundle";

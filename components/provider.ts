@@ -5,7 +5,7 @@
 import { checkedCommandProvider } from "./checked-command";
 import { jobNameProvider } from "./benchmark-run";
 import { HOST_SCRIPT_TYPE, JOB_NAME_TYPE, type ResourceImplementation } from "./resource-types";
-import { SECRET_KEYS, configSchema } from "./config/schema";
+import { SECRET_KEYS, configSchema, runDatasetSchema, runSchema } from "./config/schema";
 import { type PulumiPropertySpec, pulumiSchemaOf } from "./config/pulumi-schema";
 
 /** How the engine marks a secret in a property map it sends a provider that accepts secrets. */
@@ -180,6 +180,8 @@ export function customResourceSchema(): { resources: Record<string, unknown>; ty
 
 /** The BenchCluster facade's type token (plugin/index.ts). */
 export const BENCH_CLUSTER_TYPE = "reprobench:index:BenchCluster";
+/** The BenchmarkRun facade's type token (plugin/index.ts): a job on a cluster another stack owns. */
+export const BENCHMARK_RUN_TYPE = "reprobench:index:BenchmarkRun";
 
 /**
  * The settings' types, from the zod schema `reprobench config validate` applies (the secrets left out:
@@ -191,19 +193,47 @@ export function settingsSchema(): ReturnType<typeof pulumiSchemaOf> {
 
 type PackageSchema = { resources?: Record<string, { inputProperties?: Record<string, PulumiPropertySpec> } & Record<string, unknown>>; types?: Record<string, unknown> } & Record<string, unknown>;
 
+/** The facades' free-form inputs typed from the zod schemas: resource, input, its schema. */
+function typedInputs(): [string, string, ReturnType<typeof pulumiSchemaOf>][] {
+  return [
+    [BENCH_CLUSTER_TYPE, "settings", settingsSchema()],
+    [BENCHMARK_RUN_TYPE, "run", pulumiSchemaOf(runSchema, { pkg: "reprobench", root: "Run" })],
+    [BENCHMARK_RUN_TYPE, "dataset", pulumiSchemaOf(runDatasetSchema, { pkg: "reprobench", root: "RunDataset" })],
+  ];
+}
+
+/** The facades' properties that hold secrets, which the analyzer cannot tell: marked `secret` in the schema. */
+const SECRET_PROPERTIES: Record<string, { inputs: string[]; outputs: string[] }> = {
+  [BENCH_CLUSTER_TYPE]: { inputs: ["sshPrivateKeys", "proxyUpstream", "hfToken", "proxyUrls", "registryPasswords"], outputs: ["apiKey"] },
+  [BENCHMARK_RUN_TYPE]: { inputs: ["sshPrivateKeys", "hfToken"], outputs: [] },
+};
+
+type PropertyMap = Record<string, PulumiPropertySpec & { secret?: boolean }>;
+const markSecret = (props: PropertyMap | undefined, names: string[]): PropertyMap | undefined =>
+  props && Object.fromEntries(Object.entries(props).map(([k, v]) => [k, names.includes(k) ? { ...v, secret: true } : v]));
+
 /**
  * The plugin's schema (JSON): the component package's, as the SDK's analyzer reads plugin/index.ts, with
- * the custom resources added and BenchCluster's `settings` typed from the zod schema instead of `any`.
+ * the custom resources added, the facades' secrets marked, and the facades' settings (BenchCluster's `settings`, BenchmarkRun's `run`
+ * and `dataset`) typed from the zod schemas instead of `any`.
  */
 export function withCustomResources(schemaJson: string): string {
   const schema = JSON.parse(schemaJson) as PackageSchema;
   const extra = customResourceSchema();
   const resources = { ...(schema.resources ?? {}), ...extra.resources } as NonNullable<PackageSchema["resources"]>;
-  const typed = settingsSchema();
-  const cluster = resources[BENCH_CLUSTER_TYPE];
-  if (cluster?.inputProperties?.settings) {
-    const description = cluster.inputProperties.settings.description;
-    resources[BENCH_CLUSTER_TYPE] = { ...cluster, inputProperties: { ...cluster.inputProperties, settings: { ...typed.property, ...(description ? { description } : {}) } } };
+  let types: Record<string, unknown> = { ...(schema.types ?? {}), ...extra.types };
+  for (const [token, input, typed] of typedInputs()) {
+    const resource = resources[token];
+    const given = resource?.inputProperties?.[input];
+    if (!resource || !given) continue;
+    const description = given.description;
+    resources[token] = { ...resource, inputProperties: { ...resource.inputProperties, [input]: { ...typed.property, ...(description ? { description } : {}) } } };
+    types = { ...types, ...typed.types };
   }
-  return JSON.stringify({ ...schema, resources, types: { ...(schema.types ?? {}), ...extra.types, ...typed.types } });
+  for (const [token, secret] of Object.entries(SECRET_PROPERTIES)) {
+    const resource = resources[token] as ({ inputProperties?: PropertyMap; properties?: PropertyMap } & Record<string, unknown>) | undefined;
+    if (!resource) continue;
+    resources[token] = { ...resource, inputProperties: markSecret(resource.inputProperties, secret.inputs), properties: markSecret(resource.properties, secret.outputs) };
+  }
+  return JSON.stringify({ ...schema, resources, types });
 }

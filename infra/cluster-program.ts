@@ -42,7 +42,7 @@ export function ownCluster(raw: Record<string, unknown>): Record<string, unknown
     harborPid: job?.pid,
     jobState: job?.state,
     jobSummary: job?.summary,
-    // What run stacks on this cluster read (reprobench:cluster: <this stack>; infra/run-program.ts).
+    // What run stacks on this cluster read (reprobench:cluster: <this stack>; components/cluster-run.ts).
     clusterOwner: cluster.owner,
     clusterConfig: publicConfig(config),
     hostConnections: cluster.hostConnections,

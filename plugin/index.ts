@@ -68,10 +68,10 @@ function plainMap(values: Record<string, pulumi.Input<string>>): pulumi.Output<{
 }
 
 /** A map of secrets from the program: plain keys (hosts, registries), each value a string or a secret. */
-function secretMap(what: string, given: unknown): Record<string, pulumi.Input<string>> | undefined {
+function secretMap(component: string, what: string, given: unknown): Record<string, pulumi.Input<string>> | undefined {
   if (given === undefined || given === null) return undefined;
   if (pulumi.Output.isInstance(given) || typeof given !== "object" || Array.isArray(given)) {
-    throw new Error(`BenchCluster: ${what} must be a map of name → secret string (one secret per entry), not one value for the whole map`);
+    throw new Error(`${component}: ${what} must be a map of name → secret string (one secret per entry), not one value for the whole map`);
   }
   return given as Record<string, pulumi.Input<string>>;
 }
@@ -122,11 +122,11 @@ export class BenchCluster extends pulumi.ComponentResource {
       {
         settings: settings as reprobench.BenchClusterSettings, // validated there, every problem named
         secrets: {
-          sshPrivateKeys: secretMap("sshPrivateKeys", args.sshPrivateKeys),
+          sshPrivateKeys: secretMap("BenchCluster", "sshPrivateKeys", args.sshPrivateKeys),
           proxyUpstream: args.proxyUpstream ?? undefined,
           hfToken: args.hfToken ?? undefined,
-          proxyUrls: secretMap("proxyUrls", args.proxyUrls),
-          registryPasswords: secretMap("registryPasswords", args.registryPasswords),
+          proxyUrls: secretMap("BenchCluster", "proxyUrls", args.proxyUrls),
+          registryPasswords: secretMap("BenchCluster", "registryPasswords", args.registryPasswords),
         },
         // The program's directory, which the engine starts this provider in: here the SDK's
         // getRootDirectory(), the component's default, is a placeholder ("rootDirectory").
@@ -156,10 +156,88 @@ export class BenchCluster extends pulumi.ComponentResource {
   }
 }
 
+/** The arguments of a BenchmarkRun: one Harbor job on a cluster another stack owns. */
+export interface BenchmarkRunArgs {
+  /**
+   * The stack that owns the cluster (a reprobench stack with harbor.enabled or run.enabled), as a
+   * StackReference names it (on a file backend: organization/reprobench/<stack>).
+   */
+  cluster: string;
+  /**
+   * The job, as a run stack's `reprobench:run` holds it (agent, modelName, multipliers, concurrency, task
+   * filter, sampling, …), plain data; `enabled` is implied. Validated with the cluster's settings as
+   * `reprobench config validate` validates a run stack.
+   */
+  run: { [key: string]: any }; // eslint-disable-line @typescript-eslint/no-explicit-any -- typed in the schema from the zod schema
+  /** A dataset of this run's own instead of the owner's, as a run stack's `reprobench:dataset` (repo, commit, expectedTaskCount, …). */
+  dataset?: { [key: string]: any }; // eslint-disable-line @typescript-eslint/no-explicit-any -- typed in the schema from the zod schema
+  /**
+   * Host name (or "default") → OpenSSH private key (PEM) this run logs into the hosts with, each a secret (the
+   * owner exports none). Not needed for hosts whose owner's stack file names ssh.privateKeyFile.
+   */
+  sshPrivateKeys?: { [host: string]: pulumi.Input<string> };
+  /** Hugging Face token (hf-sandbox runs; a secret). */
+  hfToken?: pulumi.Input<string>;
+  /** Where the owner's stack file, key files and a local dataset resolve from (default: the program's directory; relative: from there). */
+  projectDir?: string;
+}
+
+/**
+ * One Harbor job on a cluster another stack owns, as a run stack runs it: the cluster read through a
+ * StackReference to the owner's outputs, nothing of the cluster registered or changed, the job (and with
+ * `dataset`, that dataset and its images) under this component. Destroying it stops only this job
+ * (SIGTERM, results kept).
+ */
+export class BenchmarkRun extends pulumi.ComponentResource {
+  /** The job's name (`<run.jobNamePrefix>-<UTC time>`). */
+  public readonly jobName: pulumi.Output<string>;
+  /** "running" or "finished" when `up` returned. */
+  public readonly jobState: pulumi.Output<string>;
+  /** Trials, passed, errors, mean reward (meaningful once finished). */
+  public readonly jobSummary: pulumi.Output<JobSummary>;
+  /** The directory on the runner that holds the job's directory. */
+  public readonly jobsDir: pulumi.Output<string>;
+  /** The job's log file on the runner. */
+  public readonly jobLogPath: pulumi.Output<string>;
+  /** The model endpoint the job's agents use. */
+  public readonly modelApiBase: pulumi.Output<string>;
+
+  constructor(name: string, args: BenchmarkRunArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("reprobench:index:BenchmarkRun", name, {}, opts);
+    const run: unknown = args.run;
+    if (run === undefined || run === null || pulumi.Output.isInstance(run) || typeof run !== "object" || Array.isArray(run)) {
+      throw new Error("BenchmarkRun: run must be a plain map of a run's settings (agent, modelName, …); secrets go in their own arguments");
+    }
+    const raw: Record<string, unknown> = { cluster: args.cluster, run: { enabled: true, ...(run as Record<string, unknown>) }, ...(args.dataset ? { dataset: args.dataset } : {}) };
+    const parsed = reprobench.settings.parseRunStackConfig(raw);
+    if (!parsed.ok) throw new Error(`BenchmarkRun: invalid run (${parsed.problems.length} problem(s)):\n${reprobench.settings.formatProblems(parsed.problems)}`);
+    // Its parts are named after it, under it; the keys and the token stay Outputs (secrets).
+    const outputs = pulumi.output(
+      reprobench.runOnCluster(parsed.config, raw, {
+        parent: this,
+        name: (role) => `${name}-${role}`,
+        projectDir: path.resolve(process.cwd(), args.projectDir ?? "."),
+        sshPrivateKeys: secretMap("BenchmarkRun", "sshPrivateKeys", args.sshPrivateKeys) ?? {},
+        hfToken: args.hfToken,
+      }),
+    ) as unknown as pulumi.Output<Record<string, unknown>>;
+    this.jobName = outputs.apply((o) => String(o.jobName));
+    this.jobState = outputs.apply((o) => String(o.jobState));
+    this.jobSummary = outputs.apply((o) => {
+      const s = o.jobSummary as { trials: number; passed: number; errors: number; mean: number | null; finished: boolean };
+      return { trials: s.trials, passed: s.passed, errors: s.errors, finished: s.finished, ...(s.mean === null ? {} : { mean: s.mean }) };
+    });
+    this.jobsDir = outputs.apply((o) => String(o.jobsDir));
+    this.jobLogPath = outputs.apply((o) => String(o.jobLog));
+    this.modelApiBase = outputs.apply((o) => String(o.modelApiBase));
+    this.registerOutputs({ jobName: this.jobName, jobState: this.jobState, jobSummary: this.jobSummary, jobsDir: this.jobsDir, jobLogPath: this.jobLogPath, modelApiBase: this.modelApiBase });
+  }
+}
+
 // One plugin, `pulumi-resource-reprobench`: the components (constructed here, for programs in other
 // languages) and the custom resources every reprobench program registers (HostScript, JobName), whose
 // code is this checkout's, not a copy kept in each resource's state.
-const components = new ComponentProvider({ components: [BenchCluster], name: "reprobench", dirname: __dirname });
+const components = new ComponentProvider({ components: [BenchCluster, BenchmarkRun], name: "reprobench", dirname: __dirname });
 const plugin: pulumiProvider.Provider = {
   version: components.version,
   getSchema: async () => reprobench.withCustomResources(await components.getSchema()),

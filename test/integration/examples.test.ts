@@ -90,4 +90,36 @@ describe("examples/python-program: a Python program on the component package (pl
     const stack = await session.exampleStack(dir, session.simConfig("python-program"), { [`${project}:proxyUpstream`]: SIM_PROXY_UPSTREAM });
     await previewPlansTheExample(stack, "python-program");
   }, 900_000);
+
+  it("runs a job on another stack's cluster with BenchmarkRun: its preview against a cluster not up renders the job from the owner's stack file", async () => {
+    // The same project and SDK, another program: a BenchmarkRun on the checkout's `local` cluster (not up
+    // in this project's backend, so the job is previewed against Pulumi.local.yaml, contacting no host).
+    const main = path.join(dir, "__main__.py");
+    const example = fs.readFileSync(main, "utf8");
+    fs.writeFileSync(main, [
+      "import pulumi",
+      "import pulumi_reprobench as reprobench",
+      "",
+      `run = reprobench.BenchmarkRun("smoke", cluster="local", project_dir=${JSON.stringify(repoRoot)}, run={`,
+      '    "agent": "terminus-2", "modelName": "openai/Qwen/Qwen3.8-27B", "nConcurrentTrials": 2, "nConcurrentAgents": 2, "jobNamePrefix": "py-facade",',
+      "})",
+      'pulumi.export("jobName", run.job_name)',
+      "",
+    ].join("\n"));
+    try {
+      const stack = await session.exampleStack(dir, {}, {});
+      let output = "";
+      const preview = await stack.preview({ onOutput: (o) => (output += o), signal: AbortSignal.timeout(900_000) });
+      console.log(output.split("\n").slice(-30).join("\n"));
+      expect(output).toMatch(/reprobench:index:BenchmarkRun\s+smoke\s+create/);
+      expect(output).toMatch(/reprobench:run:BenchmarkRun\s+smoke-benchmark\s+create/);
+      expect(output).toMatch(/reprobench:index:HostScript\s+smoke-benchmark-harbor\s+create/);
+      expect(output).toContain("stack 'local' is not up: previewing this run against Pulumi.local.yaml");
+      // Nothing of the cluster: a run registers only its job.
+      expect(output).not.toMatch(/reprobench:cluster:/);
+      expect(preview.changeSummary.create ?? 0).toBeGreaterThan(2);
+    } finally {
+      fs.writeFileSync(main, example);
+    }
+  }, 900_000);
 });

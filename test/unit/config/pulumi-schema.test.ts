@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type PulumiObjectTypeSpec, type PulumiPropertySpec, pulumiSchemaOf } from "../../../components/config/pulumi-schema";
 import { SECRET_KEYS, isRunStack, stackConfigFromYaml } from "../../../components/config";
-import { BENCH_CLUSTER_TYPE, settingsSchema, withCustomResources } from "../../../components/provider";
+import { BENCHMARK_RUN_TYPE, BENCH_CLUSTER_TYPE, settingsSchema, withCustomResources } from "../../../components/provider";
 
 const REPO = path.resolve(__dirname, "../../..");
 const { property, types } = settingsSchema();
@@ -93,6 +93,29 @@ describe("the settings as Pulumi schema types", () => {
 });
 
 describe("withCustomResources", () => {
+  it("types BenchmarkRun's run and dataset from the run stack's schema, and marks the facades' secrets", () => {
+    const any = { type: "object", additionalProperties: { $ref: "pulumi.json#/Any" } };
+    const components = {
+      name: "reprobench",
+      resources: {
+        [BENCH_CLUSTER_TYPE]: { isComponent: true, inputProperties: { settings: any, proxyUpstream: { type: "string" } }, properties: { apiKey: { type: "string" }, runner: { type: "string" } } },
+        [BENCHMARK_RUN_TYPE]: { isComponent: true, inputProperties: { cluster: { type: "string" }, run: any, dataset: any, sshPrivateKeys: { type: "object", additionalProperties: { type: "string" } }, hfToken: { type: "string" } } },
+      },
+    };
+    const schema = JSON.parse(withCustomResources(JSON.stringify(components)));
+    const run = schema.resources[BENCHMARK_RUN_TYPE];
+    expect(run.inputProperties.run).toEqual({ $ref: "#/types/reprobench:index:RunSettings" });
+    expect(run.inputProperties.dataset).toEqual({ $ref: "#/types/reprobench:index:RunDatasetSettings" });
+    expect(schema.types["reprobench:index:RunDatasetSettings"].required).toEqual(["repo", "expectedTaskCount"]);
+    expect(schema.types["reprobench:index:RunSettings"].properties.agentTimeoutMultiplier).toEqual({ type: "number" });
+    expect(run.inputProperties.sshPrivateKeys.secret).toBe(true);
+    expect(run.inputProperties.hfToken.secret).toBe(true);
+    expect(run.inputProperties.cluster.secret).toBeUndefined();
+    expect(schema.resources[BENCH_CLUSTER_TYPE].inputProperties.proxyUpstream.secret).toBe(true);
+    expect(schema.resources[BENCH_CLUSTER_TYPE].properties.apiKey.secret).toBe(true);
+    expect(schema.resources[BENCH_CLUSTER_TYPE].properties.runner.secret).toBeUndefined();
+  });
+
   it("types BenchCluster's settings from the zod schema, keeping the analyzer's description", () => {
     const components = { name: "reprobench", resources: { [BENCH_CLUSTER_TYPE]: { isComponent: true, inputProperties: { settings: { type: "object", additionalProperties: { $ref: "pulumi.json#/Any" }, description: "The settings." } } } } };
     const schema = JSON.parse(withCustomResources(JSON.stringify(components)));

@@ -5,8 +5,10 @@
 // and the job runs it; without it, only the job is registered, on the owner's dataset, as before. Its job's
 // manifest records the owner's workers' preflight facts, or `{}` from an owner without them.
 import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
-import { SECRET_PLACEHOLDER, parseConfig, readStackFile } from "../../../components/config";
+import { runOnCluster } from "../../../components/cluster-run";
+import { SECRET_PLACEHOLDER, parseConfig, parseRunStackConfig, readStackFile } from "../../../components/config";
 import { publicConfig } from "../../../components/config/job";
 import { programMocks, withoutSecretWrappers } from "../../helpers/program-mocks";
 
@@ -205,5 +207,30 @@ describe("a run stack's logins", () => {
     const config = old.clusterConfig as { hosts: { ssh: Record<string, unknown> }[] };
     const rs = await program({ cluster: "local", run: RUN }, { ...old, clusterConfig: { ...config, hosts: config.hosts.map((h) => ({ ...h, ssh: { ...h.ssh, privateKeyFile: undefined } })) } });
     expect((named(rs, "benchmark-harbor").inputs.connection as { privateKey?: string }).privateKey).toBe(PEM);
+  });
+});
+
+describe("a run on another stack's cluster under a component (the plugin's BenchmarkRun facade)", () => {
+  it("registers everything under it, named after it, and logs in with the keys it is given as secrets", async () => {
+    const OWN_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nfacade\n-----END OPENSSH PRIVATE KEY-----\n";
+    const o = ownerOutputs();
+    const config = o.clusterConfig as { hosts: { ssh: Record<string, unknown> }[] };
+    owner = { ...o, clusterConfig: { ...config, hosts: config.hosts.map((h) => ({ ...h, ssh: { ...h.ssh, privateKeyFile: undefined } })) }, hostConnections: (o.hostConnections as Record<string, unknown>[]).map(({ privateKey: _key, ...login }) => login) };
+    const raw = { cluster: "local", run: RUN, dataset: DATASET };
+    const parsed = parseRunStackConfig(raw);
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    const rs = await mocks.runProgram(() => {
+      const facade = new pulumi.ComponentResource("reprobench:index:BenchmarkRun", "smoke");
+      const outputs = runOnCluster(parsed.config, raw, { parent: facade, name: (role) => `smoke-${role}`, sshPrivateKeys: { default: pulumi.secret(OWN_KEY) } });
+      return { jobName: pulumi.output(outputs).apply((x) => x.jobName) };
+    });
+    const facadeUrn = rs.find((r) => r.type === "reprobench:index:BenchmarkRun")!.urn;
+    const parts = rs.filter((r) => r.type !== "reprobench:index:BenchmarkRun");
+    expect(parts.length).toBeGreaterThan(5);
+    for (const r of parts) expect(r.name, r.urn).toMatch(/^smoke-/);
+    expect(components(rs)).toEqual(["reprobench:run:BenchmarkRun::smoke-benchmark", "reprobench:runner:TaskDataset::smoke-run", "reprobench:runner:TaskImages::smoke-run-task-images"]);
+    for (const name of ["smoke-benchmark", "smoke-run", "smoke-run-task-images"]) expect(rs.find((r) => r.name === name)?.urn, name).toContain("reprobench:index:BenchmarkRun$");
+    expect(facadeUrn).toBe("urn:pulumi:rehearsal::reprobench::reprobench:index:BenchmarkRun::smoke");
+    expect((named(rs, "smoke-benchmark-harbor").inputs.connection as { privateKey?: string }).privateKey).toBe(OWN_KEY);
   });
 });

@@ -8,17 +8,17 @@
 import { existsSync } from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { type ClusterHandle, runInputs, toolkitVersion } from "../components/bench-cluster";
-import { BenchmarkRun } from "../components/benchmark-run";
-import type { HarborInstallReport } from "../components/harbor-runner";
-import type { ClusterHost } from "../components/host";
-import type { PreflightFacts } from "../components/preflight/plan";
-import type { HostConnection, HostLogin } from "../components/transport";
-import { type DatasetReport, RUN_DATASET_KEYS, TaskDataset } from "../components/task-dataset";
-import { TaskImages, type TaskImagesReport } from "../components/task-images";
-import { apiBase, combineWithCluster, formatProblems, hostsWithRole, loginKeyFor, missingLoginKeyMessage, pullQuotaSettings, readLocalFiles, readStackFile, registryMirrors, soleHostWithRole } from "../components/config";
-import type { ReprobenchConfig, RunStackConfig } from "../components/config/schema";
-import { renderJobConfig, runSettings } from "../components/config/job";
+import { type ClusterHandle, runInputs, toolkitVersion } from "./bench-cluster";
+import { BenchmarkRun } from "./benchmark-run";
+import type { HarborInstallReport } from "./harbor-runner";
+import type { ClusterHost } from "./host";
+import type { PreflightFacts } from "./preflight/plan";
+import type { HostConnection, HostLogin } from "./transport";
+import { type DatasetReport, RUN_DATASET_KEYS, TaskDataset } from "./task-dataset";
+import { TaskImages, type TaskImagesReport } from "./task-images";
+import { apiBase, combineWithCluster, formatProblems, hostsWithRole, loginKeyFor, missingLoginKeyMessage, pullQuotaSettings, readLocalFiles, readStackFile, registryMirrors, soleHostWithRole } from "./config";
+import type { ReprobenchConfig, RunStackConfig } from "./config/schema";
+import { renderJobConfig, runSettings } from "./config/job";
 
 /** What a run stack needs from its cluster's owner; each is an output of the owning stack. */
 export const CLUSTER_OUTPUTS = ["clusterOwner", "clusterConfig", "hostConnections", "sglangApiKey", "harborInstall", "dataset"] as const;
@@ -34,9 +34,50 @@ function thisStackId(): string {
   return `${pulumi.getProject()}.${pulumi.getStack()}`;
 }
 
-/** The run stack's program; `runRaw` is its raw config (the run section keeps its own defaults). */
-export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const owner = new pulumi.StackReference("cluster", { name: runStack.cluster });
+/**
+ * Where a run's resources go: a run stack's program registers them at the top level under their own
+ * names; a component (the plugin's BenchmarkRun, for programs in other languages) puts them under itself,
+ * named after it, with its keys and token given as Outputs.
+ */
+export interface RunPlacement {
+  /** The component the resources are children of (omitted: the top level). */
+  readonly parent?: pulumi.Resource;
+  /** A resource's name from its role (omitted: the role itself). */
+  readonly name?: (role: string) => string;
+  /** Where this project's files are (the owner's stack file, key files, a local dataset); default: the program's directory. */
+  readonly projectDir?: string;
+  /** Host (or "default") → private key, in place of the run stack's sshPrivateKeys. */
+  readonly sshPrivateKeys?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** The Hugging Face token, in place of the run stack's hfToken. */
+  readonly hfToken?: pulumi.Input<string>;
+}
+
+/** A placement with every default filled in. */
+interface Placed {
+  parent?: pulumi.Resource;
+  name: (role: string) => string;
+  projectDir: string;
+  sshPrivateKeys: pulumi.Output<Record<string, string>>;
+  hfToken?: pulumi.Input<string>;
+}
+
+function placed(runStack: RunStackConfig, p: RunPlacement): Placed {
+  return {
+    parent: p.parent,
+    name: p.name ?? ((role) => role),
+    projectDir: p.projectDir ?? (pulumi.runtime.getRootDirectory() || process.cwd()),
+    sshPrivateKeys: pulumi.output(p.sshPrivateKeys ?? runStack.sshPrivateKeys) as pulumi.Output<Record<string, string>>,
+    hfToken: p.hfToken ?? runStack.hfToken,
+  };
+}
+
+/**
+ * A run on a cluster another stack owns: the run stack's program (`runRaw` is its raw config; the run
+ * section keeps its own defaults), or a component's (`placement`).
+ */
+export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<string, unknown>, placement: RunPlacement = {}): Promise<Record<string, unknown>> {
+  const at = placed(runStack, placement);
+  const owner = new pulumi.StackReference(at.name("cluster"), { name: runStack.cluster }, { parent: at.parent });
   const read = async (name: string): Promise<unknown> => {
     let details: pulumi.StackReferenceOutputDetails;
     try {
@@ -53,7 +94,7 @@ export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<stri
     if (!pulumi.runtime.isDryRun()) throw err;
     missing.push(...CLUSTER_OUTPUTS);
   }
-  if (missing.length === CLUSTER_OUTPUTS.length && pulumi.runtime.isDryRun()) return previewBeforeCluster(runStack, runRaw);
+  if (missing.length === CLUSTER_OUTPUTS.length && pulumi.runtime.isDryRun()) return previewBeforeCluster(runStack, runRaw, at);
   if (missing.length > 0) {
     const hint = missing.includes("harborInstall") || missing.includes("dataset") ? ": set harbor.enabled (or run.enabled) on that stack so it installs Harbor and the dataset" : "";
     throw new pulumi.RunError(`reprobench:cluster: stack '${runStack.cluster}' has no output ${missing.map((m) => `'${m}'`).join(", ")}, so it owns no cluster this stack can run on (bring it up first)${hint}`);
@@ -69,13 +110,13 @@ export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<stri
   // The owner exports each host's login without its key (one brought up by an older release, with it):
   // this stack logs in with its own key, or the key file the owner's stack file names, read from here.
   const logins = owner.getOutput("hostConnections") as pulumi.Output<(HostLogin | HostConnection)[]>;
-  const keyFiles = readLocalFiles(config, pulumi.runtime.getRootDirectory() || process.cwd()).privateKeyFiles;
+  const keyFiles = readLocalFiles(config, at.projectDir).privateKeyFiles;
   const connectionOf = (name: string) =>
     pulumi.secret(
-      logins.apply((list): HostConnection => {
+      pulumi.all([logins, at.sshPrivateKeys]).apply(([list, ownKeys]): HostConnection => {
         const found = list.find((c) => c.name === name);
         if (!found) throw new Error(`stack '${runStack.cluster}' exports no connection for host ${name}`);
-        const privateKey = loginKeyFor(name, { ownKeys: runStack.sshPrivateKeys, keyFiles, exported: found.privateKey });
+        const privateKey = loginKeyFor(name, { ownKeys, keyFiles, exported: found.privateKey });
         if (privateKey === undefined) throw new pulumi.RunError(`reprobench:sshPrivateKeys: ${missingLoginKeyMessage(name, runStack.cluster)}`);
         return { ...found, privateKey };
       }),
@@ -86,8 +127,8 @@ export async function runOnCluster(runStack: RunStackConfig, runRaw: Record<stri
   const preflight = (owner.getOutput("workerPreflightByHost") as pulumi.Output<Record<string, PreflightFacts> | undefined>).apply((m) => m ?? {});
   const images = (await read("taskImagesReport")) as TaskImagesReport | undefined;
   const runner = soleHostWithRole(config, "runner").name;
-  const own = runStack.dataset !== undefined ? ownDataset(config, hosts[runner], pullEnv?.registry) : undefined;
-  return job(config, runStack, {
+  const own = runStack.dataset !== undefined ? ownDataset(config, hosts[runner], at, pullEnv?.registry) : undefined;
+  return job(config, runStack, at, {
     hosts,
     runner,
     apiKey: owner.getOutput("sglangApiKey") as pulumi.Output<string>,
@@ -112,8 +153,8 @@ function combined(runStack: RunStackConfig, runRaw: Record<string, unknown>, own
  * A preview of a run stack whose cluster is not up yet: the job is rendered against the owner's stack file
  * (Pulumi.<owner>.yaml in this project), with no host contacted. `up` still needs the owner up.
  */
-function previewBeforeCluster(runStack: RunStackConfig, runRaw: Record<string, unknown>): Record<string, unknown> {
-  const file = path.join(pulumi.runtime.getRootDirectory() || process.cwd(), `Pulumi.${runStack.cluster}.yaml`);
+function previewBeforeCluster(runStack: RunStackConfig, runRaw: Record<string, unknown>, at: Placed): Record<string, unknown> {
+  const file = path.join(at.projectDir, `Pulumi.${runStack.cluster}.yaml`);
   if (!existsSync(file)) {
     throw new pulumi.RunError(`reprobench:cluster: stack '${runStack.cluster}' is not up and this project has no ${path.basename(file)} to preview against; bring it up first (reprobench up --stack ${runStack.cluster})`);
   }
@@ -128,8 +169,8 @@ function previewBeforeCluster(runStack: RunStackConfig, runRaw: Record<string, u
   // This stack's own dataset and images are previewed too (with no proxy or registry settings: nothing runs).
   const hosts = hostHandles(config, placeholder, undefined);
   const runner = soleHostWithRole(config, "runner").name;
-  const own = runStack.dataset !== undefined ? ownDataset(config, hosts[runner]) : undefined;
-  return job(config, runStack, {
+  const own = runStack.dataset !== undefined ? ownDataset(config, hosts[runner], at) : undefined;
+  return job(config, runStack, at, {
     hosts,
     runner,
     apiKey: pulumi.secret(""),
@@ -168,17 +209,17 @@ function hostHandles(config: ReprobenchConfig, connectionOf: (host: string) => p
  * preview before the owner is up). Neither component deletes anything on destroy: the checkout and the
  * images stay, as the owner's do.
  */
-function ownDataset(config: ReprobenchConfig, runner: ClusterHost, registryEnv?: Record<string, string>): OwnDataset {
-  const dataset = new TaskDataset("run", {
-    host: runner, settings: config.harbor, projectDir: pulumi.runtime.getRootDirectory() || process.cwd(), configKeys: RUN_DATASET_KEYS,
-  });
+function ownDataset(config: ReprobenchConfig, runner: ClusterHost, at: Placed, registryEnv?: Record<string, string>): OwnDataset {
+  const dataset = new TaskDataset(at.name("run"), {
+    host: runner, settings: config.harbor, projectDir: at.projectDir, configKeys: RUN_DATASET_KEYS,
+  }, { parent: at.parent });
   // hf-sandbox runs pull task images on HF Jobs, not on the runner.
   const images = config.run.environment === "docker"
-    ? new TaskImages("run-task-images", {
+    ? new TaskImages(at.name("run-task-images"), {
         host: runner, settings: config.harbor, daemonConfigPath: config.docker.daemonConfigPath, images: dataset.images,
         registryEnv: registryEnv !== undefined && Object.keys(registryEnv).length > 0 ? pulumi.secret(registryEnv) : undefined,
         mirrors: registryMirrors(config), pullQuota: pullQuotaSettings(config),
-      })
+      }, { parent: at.parent })
     : undefined;
   return { dataset: dataset.dataset, images: images?.report, resources: images ? [dataset, images] : [dataset] };
 }
@@ -187,17 +228,17 @@ function ownDataset(config: ReprobenchConfig, runner: ClusterHost, registryEnv?:
  * This stack's job on the cluster, and the stack outputs; `after` is what the job waits for besides its
  * inputs (this stack's own dataset and images).
  */
-function job(config: ReprobenchConfig, runStack: RunStackConfig, cluster: ClusterHandle, after: pulumi.Resource[]): Record<string, unknown> {
+function job(config: ReprobenchConfig, runStack: RunStackConfig, at: Placed, cluster: ClusterHandle, after: pulumi.Resource[]): Record<string, unknown> {
   const benchmark = new BenchmarkRun(
-    "benchmark",
+    at.name("benchmark"),
     {
       ...runInputs(cluster),
       settings: runSettings(config, apiBase(config), thisStackId()),
-      hfToken: config.run.environment === "hf-sandbox" && runStack.hfToken !== undefined ? pulumi.secret(runStack.hfToken) : undefined,
+      hfToken: config.run.environment === "hf-sandbox" && at.hfToken !== undefined ? pulumi.secret(at.hfToken) : undefined,
       toolkitVersion: toolkitVersion(),
     },
     // Only when there is something to wait for: a run stack without its own dataset registers its job as before.
-    after.length > 0 ? { dependsOn: after } : undefined,
+    after.length > 0 ? { dependsOn: after, parent: at.parent } : at.parent ? { parent: at.parent } : undefined,
   );
   return {
     cluster: runStack.cluster,
