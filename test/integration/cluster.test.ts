@@ -74,11 +74,12 @@ describe("cluster on the simulated hosts (real engine)", () => {
   it("the containers are @pulumi/docker resources, their images pulled with a digest", async () => {
     const resources = (await stack.exportStack()).deployment.resources as { type: string; urn: string; outputs?: Record<string, unknown> }[];
     const containers = resources.filter((r) => r.type === "docker:index/container:Container").map((r) => r.urn.split("::").pop());
-    expect(containers.sort()).toEqual(["router-container", "worker-a-sglang-container", "worker-b-sglang-container"]);
+    // The cluster's parts are named after it (`cluster-<role>`).
+    expect(containers.sort()).toEqual(["cluster-router-container", "cluster-worker-a-sglang-container", "cluster-worker-b-sglang-container"]);
     const images = resources.filter((r) => r.type === "docker:index/remoteImage:RemoteImage");
     expect(images).toHaveLength(3);
     for (const image of images) expect(String(image.outputs?.repoDigest)).toMatch(/@sha256:[0-9a-f]{64}$/);
-    const id = resources.find((r) => r.urn.endsWith("::worker-a-sglang-container"))?.outputs?.id;
+    const id = resources.find((r) => r.urn.endsWith("::cluster-worker-a-sglang-container"))?.outputs?.id;
     expect(await ssh("worker-a", "docker inspect -f '{{.Id}}' qwen38-worker-a")).toContain(String(id));
   });
 
@@ -97,7 +98,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
     expect(preview.changeSummary.create ?? 0).toBe(0);
     expect(preview.changeSummary.delete ?? 0).toBe(0);
     const replaced = [...diff.matchAll(/\+-docker:index\/container:Container: \(replace\)\s+\[id=[0-9a-f]+\]\s+\[urn=[^\]]*::([a-z-]+)\]/g)].map((m) => m[1]);
-    expect(replaced).toEqual(["worker-b-sglang-container"]);
+    expect(replaced).toEqual(["cluster-worker-b-sglang-container"]);
     // The one argv element that changed: --max-running-requests 5 → 4.
     expect(diff).toMatch(/~ \[\d+\]: "5" => "4"/);
     const before = await ssh("worker-a", "docker inspect -f '{{.Id}}' qwen38-worker-a");
@@ -118,7 +119,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
     expect(preview.changeSummary.update).toBe(2);
     expect(preview.changeSummary.replace ?? 0).toBe(0);
     const updated = [...out.join("").matchAll(/~ [a-z:/A-Z-]+: \(update\)\s+(?:\[id=[^\]]+\]\s+)?\[urn=[^\]]*::([a-z-]+)\]/g)].map((m) => m[1]);
-    expect(updated.sort()).toEqual(["worker-a-sglang-container", "worker-a-sglang-ready"]);
+    expect(updated.sort()).toEqual(["cluster-worker-a-sglang-container", "cluster-worker-a-sglang-ready"]);
     const up = await stack.up({ refresh: true, onOutput: () => undefined });
     expect(up.summary.result).toBe("succeeded");
     expect(await ssh("worker-a", "docker inspect -f '{{.State.Running}}' qwen38-worker-a")).toContain("true");
@@ -165,7 +166,7 @@ describe("cluster on the simulated hosts (real engine)", () => {
     const pinOut: string[] = [];
     const pinPreview = await stack.preview({ diff: true, onOutput: (o) => pinOut.push(o) });
     const replaced = [...pinOut.join("").matchAll(/\+-[a-z:/A-Z-]+: \(replace\)\s+\[id=[^\]]+\]\s+\[urn=[^\]]*::([a-z-]+)\]/g)].map((m) => m[1]).sort();
-    expect(replaced).toEqual(["router-container", "router-image", "worker-a-sglang-container", "worker-a-sglang-image", "worker-b-sglang-container", "worker-b-sglang-image"]);
+    expect(replaced).toEqual(["cluster-router-container", "cluster-router-image", "cluster-worker-a-sglang-container", "cluster-worker-a-sglang-image", "cluster-worker-b-sglang-container", "cluster-worker-b-sglang-image"]);
     expect(pinPreview.changeSummary.delete ?? 0).toBe(0);
     const up = await stack.up({ onOutput: () => undefined });
     expect(up.summary.result).toBe("succeeded");

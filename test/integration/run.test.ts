@@ -146,7 +146,7 @@ describe("benchmark run on the simulated cluster (real engine, real Harbor)", ()
     });
     console.log(`3x -> 6x preview:\n${changed.join("\n")}\n${JSON.stringify(preview.changeSummary)}`);
     expect(changed.length).toBeGreaterThan(0);
-    for (const c of changed) expect(c, "only run-level resources may change").toMatch(/ benchmark-(job-name|preflight|harbor|daemon-json-worker-[ab])$/);
+    for (const c of changed) expect(c, "only run-level resources may change").toMatch(/ cluster-benchmark-(job-name|preflight|harbor|daemon-json-worker-[ab])$/);
   });
 
   it("the oracle agent's run passes the solvable tasks too", async () => {
