@@ -67,10 +67,10 @@ export class ExamplesSession {
   }
 
   /** A stack of the example copy at `dir`, on a file backend of its own, with `config` set (and `secrets` as secrets). */
-  async exampleStack(dir: string, config: Record<string, unknown>, secrets: Record<string, string>): Promise<Stack> {
+  async exampleStack(dir: string, config: Record<string, unknown>, secrets: Record<string, string>, stackName = "sim"): Promise<Stack> {
     fs.mkdirSync(path.join(dir, ".state"), { recursive: true });
     const env = await stackEnv(dir);
-    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "sim", workDir: dir }, { envVars: env, pulumiCommand: await checkoutPulumi() });
+    const stack = await LocalWorkspace.createOrSelectStack({ stackName, workDir: dir }, { envVars: env, pulumiCommand: await checkoutPulumi() });
     this.stacks.push(stack);
     const values = Object.fromEntries(Object.entries(config).map(([k, v]) => [k, { value: typeof v === "string" ? v : JSON.stringify(v) }]));
     await stack.setAllConfig({ ...values, ...Object.fromEntries(Object.entries(secrets).map(([k, v]) => [k, { value: v, secret: true }])) });

@@ -92,8 +92,10 @@ describe("examples/python-program: a Python program on the component package (pl
   }, 900_000);
 
   it("runs a job on another stack's cluster with BenchmarkRun: its preview against a cluster not up renders the job from the owner's stack file", async () => {
-    // The same project and SDK, another program: a BenchmarkRun on the checkout's `local` cluster (not up
-    // in this project's backend, so the job is previewed against Pulumi.local.yaml, contacting no host).
+    // The same project and SDK, another program: a BenchmarkRun on the cluster of stack `local`, which
+    // exists in this project's backend but was never up (no outputs), so the job is previewed against the
+    // owner's stack file, Pulumi.local.yaml of the checkout (project_dir), contacting no host.
+    await session.exampleStack(dir, {}, {}, "local");
     const main = path.join(dir, "__main__.py");
     const example = fs.readFileSync(main, "utf8");
     fs.writeFileSync(main, [
