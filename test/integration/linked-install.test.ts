@@ -35,11 +35,11 @@ describe("the package installed with npm's linked strategy", () => {
     expect(probe.stdout.trim()).toBe("strict");
   });
 
-  it("serves the plugin's schema to the CLI: the host scripts, the job name and the typed cluster settings", async () => {
+  it("serves the plugin's schema to the CLI: the host scripts, the job name, both components and the typed cluster settings", async () => {
     const r = await run(["pulumi", "package", "get-schema", path.join(dir!, "plugin")], { cwd: tmpdir(), env, timeoutMs: 300_000 });
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     const schema = JSON.parse(r.stdout) as { resources: Record<string, { inputProperties?: Record<string, { $ref?: string }> }> };
-    expect(Object.keys(schema.resources).sort()).toEqual(["reprobench:index:BenchCluster", "reprobench:index:HostScript", "reprobench:index:JobName"]);
+    expect(Object.keys(schema.resources).sort()).toEqual(["reprobench:index:BenchCluster", "reprobench:index:BenchmarkRun", "reprobench:index:HostScript", "reprobench:index:JobName"]);
     expect(schema.resources["reprobench:index:BenchCluster"].inputProperties?.settings.$ref).toBe("#/types/reprobench:index:ClusterSettings");
   }, 300_000);
 
