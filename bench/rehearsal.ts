@@ -1,8 +1,10 @@
 // Benchmark (not a test): seed 000's whole run rehearsed on a sim instance of its own (test/helpers/rehearsal.ts):
 // 89 tasks at 25 concurrent trials and 20 agents, 6× agent and 5× setup timeouts, the faults of
 // sim/scenarios/rehearsal-seed000.json, a graceful stop, a resume pass, a rerun of the infra-hit tasks, the
-// audit against the ground truth, the address-pool pitfall and the leak check. Prints every figure.
-//   node --import tsx bench/rehearsal.ts [tasks] [trials] [agents]
+// audit against the ground truth, the address-pool pitfall and the leak check. Before it, as seed 000 did,
+// a 3× smoke run of the same tasks (no faults), which status's ETA reads as an earlier job; --no-smoke
+// leaves it out. Prints every figure.
+//   node --import tsx bench/rehearsal.ts [tasks] [trials] [agents] [--no-smoke]
 import { runStatus } from "../cli/commands/status";
 import type { StatusReport } from "../results/status";
 import { simDown } from "../sim/cluster";
@@ -12,9 +14,11 @@ import { repoRoot } from "../test/helpers/project";
 import { rehearsalCluster, type RehearsalResult, rehearse } from "../test/helpers/rehearsal";
 
 const instance = { name: "rehearsal", slot: 11 };
-const tasks = Number(process.argv[2] ?? SEED000_TASK_COUNT);
-const trials = Number(process.argv[3] ?? 25);
-const agents = Number(process.argv[4] ?? 20);
+const args = process.argv.slice(2).filter((a) => a !== "--no-smoke");
+const smoke = !process.argv.includes("--no-smoke");
+const tasks = Number(args[0] ?? SEED000_TASK_COUNT);
+const trials = Number(args[1] ?? 25);
+const agents = Number(args[2] ?? 20);
 
 const fmt = (sec: number) => (sec >= 120 ? `${(sec / 60).toFixed(1)} min` : `${sec.toFixed(1)} s`);
 const pct = (x: number | null) => (x === null ? "-" : `${(x * 100).toFixed(0)}%`);
@@ -25,25 +29,40 @@ function table(rows: { what: string; audit: number; truth: number; equal: boolea
 
 /**
  * Old and new ETA at the moments the rehearsal samples status (it logs "status at N%: …" right after its
- * own read): a second read moments later, both estimates from that one report (estimatesOfReport).
+ * own read): a second read moments later, both estimates from that one report (estimatesOfReport), and a
+ * third with `--earlier-jobs 0`: the new estimate without the smoke run.
  */
-const estimatorSamples: Promise<EstimatorSample | null>[] = [];
+interface Sampled {
+  withEarlier: EstimatorSample;
+  earlierJobs: string[];
+  withoutEarlier: EstimatorSample | null;
+}
+const estimatorSamples: Promise<Sampled | null>[] = [];
 function sampleEstimators(sim: Awaited<ReturnType<typeof rehearsalCluster>>, message: string): void {
   const at = /^status at (\d+(?:\.\d+)?)%:/.exec(message);
   if (!at) return;
-  let out = "";
+  const fraction = Number(at[1]) / 100;
+  const read = async (extra: string[]): Promise<StatusReport | null> => {
+    let out = "";
+    const code = await runStatus(["--stack", "rehearsal", "--json", ...extra], { root: sim.project.dir, env: sim.project.env, write: (t) => void (out += t), writeErr: () => undefined, isTTY: false });
+    return code === 0 ? (JSON.parse(out) as StatusReport) : null;
+  };
   estimatorSamples.push(
-    runStatus(["--stack", "rehearsal", "--json"], { root: sim.project.dir, env: sim.project.env, write: (t) => void (out += t), writeErr: () => undefined, isTTY: false })
-      .then((code) => (code === 0 ? estimatesOfReport(JSON.parse(out) as StatusReport, Number(at[1]) / 100) : null))
-      .catch(() => null),
+    (async () => {
+      const report = await read([]);
+      if (!report) return null;
+      const without = await read(["--earlier-jobs", "0"]);
+      return { withEarlier: estimatesOfReport(report, fraction), earlierJobs: report.eta?.earlierJobs ?? [], withoutEarlier: without && estimatesOfReport(without, fraction) };
+    })().catch(() => null),
   );
 }
 
-function print(r: RehearsalResult, estimators: EstimatorSample[]): void {
+function print(r: RehearsalResult, estimators: Sampled[]): void {
   const out: string[] = [];
   out.push(`rehearsal: ${r.prepare.taskCount} tasks (${r.prepare.repoUrl} @ ${r.prepare.commit.slice(0, 12)}), ${trials} concurrent trials, ${agents} agents`);
   out.push(`  dataset published in ${fmt(r.prepare.seconds)}; cluster up in ${fmt(r.clusterUpSec)}`);
   out.push(`wall time (dataset to leak check): ${fmt(r.wallSec)}`);
+  out.push(r.smokeRun ? `smoke run before it (3× agent timeouts, no faults): ${r.smokeRun.job}, ${r.smokeRun.trials} trials in ${fmt(r.smokeRun.seconds)}` : "no smoke run before it (--no-smoke)");
   out.push(`up to first trial running: ${fmt(r.upToFirstTrialSec)}`);
   for (const [name, t] of [["first run (until the stop)", r.throughput.first], ["resume pass", r.throughput.resume]] as const) {
     out.push(`${name}: ${t.trials} trials in ${fmt(t.makespanSec)}, ${t.trialsPerMinute.toFixed(1)} trials/min; lower bound max(longest ${fmt(t.longestTrialSec)}, Σ/${trials}) = ${fmt(t.lowerBoundSec)}; makespan/bound ${(t.lowerBoundSec ? t.makespanSec / t.lowerBoundSec : 0).toFixed(2)}`);
@@ -54,12 +73,14 @@ function print(r: RehearsalResult, estimators: EstimatorSample[]): void {
   out.push("status ETA error at 25/50/75 % of trials finished (results/eta.ts; positive: the job ended later than status said; reference end without the stop-to-resume gap for samples before the stop):");
   for (const s of r.etaSamples) out.push(`  at ${pct(s.fraction)}: ETA ${s.finishAt ?? "none"} → error ${s.errorSec === null ? "-" : fmt(s.errorSec)} (${pct(s.errorOfRemaining)} of the time left)`);
   // The reference end of each sample is the helper's (finishAt + errorSec), so both estimators are held to it.
-  out.push("ETA error of the time left, old estimator (mean of the finished trials) → new (results/eta.ts), same status read:");
+  out.push("ETA error of the time left, old estimator (mean of the finished trials) → new (results/eta.ts) without earlier jobs (--earlier-jobs 0) → new as status gives it (with the smoke run when there was one):");
   for (const e of estimators) {
-    const ref = r.etaSamples.find((s) => s.fraction === e.fraction);
+    const f = e.withEarlier.fraction;
+    const ref = r.etaSamples.find((s) => s.fraction === f);
     const end = ref?.finishAt && ref.errorSec !== null ? new Date(Date.parse(ref.finishAt) + ref.errorSec * 1000).toISOString() : r.workEnd;
-    const [row] = estimatorErrors([e], end);
-    out.push(`  at ${pct(e.fraction)}: old ${pct(row.old)} → new ${pct(row.new)}`);
+    const [row] = estimatorErrors([e.withEarlier], end);
+    const without = e.withoutEarlier ? estimatorErrors([e.withoutEarlier], end)[0].new : null;
+    out.push(`  at ${pct(f)}: old ${pct(row.old)} → new without earlier jobs ${pct(without)} → new ${pct(row.new)}${e.earlierJobs.length ? ` (earlier: ${e.earlierJobs.join(", ")})` : ""}`);
   }
   out.push("faults and passes:");
   for (const e of r.events) out.push(`  ${e.at} ${e.line} [${e.finished} finished, ${e.started} started]`);
@@ -96,9 +117,10 @@ async function main(): Promise<void> {
       timeline: "sim/scenarios/rehearsal-seed000.json",
       pitfall: { leftoverNetworks: 10, projects: 25 },
       deadlineMinutes: 90,
+      smoke: smoke ? { agentTimeoutMultiplier: 3 } : undefined,
       log,
     });
-    print(r, (await Promise.all(estimatorSamples)).filter((x): x is EstimatorSample => x !== null));
+    print(r, (await Promise.all(estimatorSamples)).filter((x): x is Sampled => x !== null));
   } finally {
     await sim.cleanup().catch(async (err: Error) => {
       log(`cleanup failed (${err.message}); removing the instance`);

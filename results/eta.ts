@@ -10,6 +10,10 @@
 //   allowance: a trial cannot run past it), so pending trials of long timeout tiers count as long, and its
 //   distribution is the Kaplan–Meier estimate with the running trials (and the timeouts) as censored
 //   observations — "ran at least this long" — which is what corrects the short-ones-first bias;
+// - a task with no finished attempt in this job takes one of its trials in earlier jobs of the same tasks
+//   (the same agent and model on the same dataset, read by status from the runner): seed 000 ran 3×
+//   before 6×, and a task that ran out of its budget there runs out of this one too
+//   (durationFromEarlier);
 // - a pending attempt whose task has no finished attempt but a running one takes that one's drawn
 //   duration: a task seen running long (a timeout in the making) queues long again;
 // - the mass beyond the longest work seen is the trials that time out: a running trial past every
@@ -45,6 +49,9 @@
 // on timeouts at about three times their rate. The pooled model alone bets far more (97/79/97 %), the
 // first alone far less (35/37/42 %); their median lands between the two, which is why it is closer, not
 // because it foresees the timeout; with one attempt the range holds the end in 44 of the 45 samples.
+// After a 3× run of the same tasks (3 attempts; overthinking tasks as the rehearsal dataset has them, five
+// times their 1× timeout: a timeout at 3× that fits 6×, where the earlier run misleads), the 89 × 1 run
+// at 6× is within 2/2/1 % (2/2/2 %), against 25/23/19 % (27/23/21 %) without it.
 // Models of the fates alone (per-tier Beta rates pooled by their marginal likelihood, with or without a
 // trend in log budget or a spike at zero; survivorship from a censored lognormal) were further off at
 // 25 % or 75 % on one of the two seed sets (the test's comment).
@@ -59,6 +66,12 @@ export interface EtaInput {
   running: readonly { task?: string; elapsedSec: number; budgetSec: number | null }[];
   /** Pending trials in the order Harbor starts them (when known), each with its budget when known. */
   pending: readonly { task?: string; budgetSec: number | null }[];
+  /**
+   * Finished, not cancelled trials of the same tasks in earlier jobs (the same agent and model on the same
+   * dataset, e.g. the 3× smoke run before a 6× one), each with its budget in that job: used for the tasks
+   * with no finished attempt in this one (durationFromEarlier).
+   */
+  earlier?: readonly { task: string; durationSec: number; budgetSec: number | null; timedOut?: boolean }[];
   /** Seed and number of schedule draws (default 0 and 400). */
   seed?: number;
   draws?: number;
@@ -143,14 +156,36 @@ const quantile = (sorted: readonly number[], q: number): number => {
 };
 
 /**
- * A trial whose task has finished attempts takes one of their durations (longer than `atLeast`, its
- * elapsed time when it runs): attempts of one task behave alike.
+ * How long a trial of this job takes, judged by a trial of its task in an earlier job: work that ended
+ * there takes as long here (never past this budget); work that outlasted the earlier agent timeout
+ * outlasts this one too, so it runs this job's agent budget plus what setup and verifier took there
+ * (the earlier duration shifted by the change of budget), or `timeoutSec` of this budget when either
+ * budget is unknown. Null when nothing can be said (no budget known here for a timeout).
  */
-function siblingSampler(finished: EtaInput["finished"]): (task: string | undefined, atLeast: number, random: () => number) => number | null {
+export function durationFromEarlier(t: NonNullable<EtaInput["earlier"]>[number], budgetSec: number | null, timeoutSec: (budgetSec: number | null) => number | null): number | null {
+  if (!t.timedOut) return Math.min(t.durationSec, budgetSec ?? Infinity);
+  if (budgetSec !== null && t.budgetSec !== null) return Math.min(budgetSec, Math.max(0, t.durationSec + budgetSec - t.budgetSec));
+  return timeoutSec(budgetSec);
+}
+
+/**
+ * A trial whose task has finished attempts takes one of their durations (longer than `atLeast`, its
+ * elapsed time when it runs): attempts of one task behave alike. A task with no finished attempt in this
+ * job takes one its trials in earlier jobs give (durationFromEarlier).
+ */
+function siblingSampler(o: EtaInput, timeoutSec: (budgetSec: number | null) => number | null): (task: string | undefined, atLeast: number, random: () => number) => number | null {
   const siblings = new Map<string, number[]>();
-  for (const t of finished) if (t.task !== undefined) siblings.set(t.task, [...(siblings.get(t.task) ?? []), t.durationSec]);
+  for (const t of o.finished) if (t.task !== undefined) siblings.set(t.task, [...(siblings.get(t.task) ?? []), t.durationSec]);
+  const budgets = new Map<string, number | null>();
+  for (const t of [...o.finished, ...o.running, ...o.pending]) if (t.task !== undefined) budgets.set(t.task, t.budgetSec);
+  const earlier = new Map<string, number[]>();
+  for (const t of o.earlier ?? []) {
+    if (siblings.has(t.task)) continue;
+    const sec = durationFromEarlier(t, budgets.get(t.task) ?? null, timeoutSec);
+    if (sec !== null) earlier.set(t.task, [...(earlier.get(t.task) ?? []), sec]);
+  }
   return (task, atLeast, random) => {
-    const pool = (task === undefined ? [] : (siblings.get(task) ?? [])).filter((d) => d > atLeast);
+    const pool = (task === undefined ? [] : (siblings.get(task) ?? earlier.get(task) ?? [])).filter((d) => d > atLeast);
     return pool.length ? pool[Math.floor(random() * pool.length)] : null;
   };
 }
@@ -322,7 +357,7 @@ export function drawObserved(o: EtaInput): number[] | null {
   // Attempts of one task behave alike (the same work, the same timeout): a trial whose task has finished
   // attempts takes one of their durations. Harbor runs attempt by attempt over the tasks, so with k > 1
   // the first attempt has usually ended before the next begins.
-  const fromSiblings = siblingSampler(o.finished);
+  const fromSiblings = siblingSampler(o, (b) => (b !== null && b > 0 ? timeoutShare * b : null));
 
   const random = seededUniform(o.seed ?? 0);
   return simulatedEnds(o, random, fromSiblings, {
@@ -421,7 +456,7 @@ export function drawPooled(o: EtaInput): number[] | null {
   }
   // Normal work beyond everything seen (the KM's open tail): as long as the longest normal work seen, or
   // a running trial's own elapsed time again, never past the budget.
-  const fromSiblings = siblingSampler(o.finished);
+  const fromSiblings = siblingSampler(o, (b) => (b !== null && b > 0 ? timeoutShare * b : null));
 
   const random = seededUniform(o.seed ?? 0);
   const survivalNow = shares.map((u, j) => survivalOf(j, u));

@@ -39,6 +39,8 @@ export const JobProbeSchema = z.object({
   ),
   /** Every task of the job's local datasets with its task.toml timeouts (an older probe sends none). */
   tasks: z.array(z.object({ task: z.string(), agentTimeoutSec: nullableNumber, verifierTimeoutSec: nullableNumber })).optional(),
+  /** Other jobs beside it with the same agents, model and datasets, newest first (an older probe sends none). */
+  earlier: z.array(z.object({ jobName: z.string(), config: z.record(z.unknown()).nullable(), trials: z.array(z.object({ dir: z.string(), result: z.record(z.unknown()) })) })).optional(),
   logTail: z.array(z.string()),
 });
 export type JobProbe = z.infer<typeof JobProbeSchema>;
@@ -125,6 +127,9 @@ export const StatusReportSchema = z
         meanTrialSec: z.number(),
         basedOnTrials: z.number().int(),
         concurrency: z.number().int(),
+        /** The earlier jobs of the same tasks whose trials the estimate used, and how many trials. */
+        earlierJobs: z.array(z.string()).optional(),
+        earlierTrials: z.number().int().optional(),
       })
       .strict()
       .nullable(),
@@ -382,7 +387,21 @@ function etaTrials(job: JobProbe, genuine: readonly FinishedTrial[], running: re
   const started = new Map<string, number>();
   for (const t of job.trials) started.set(taskOfDir(t.dir), (started.get(taskOfDir(t.dir)) ?? 0) + 1);
   const k = Math.max(1, num(job.config?.n_attempts) ?? HARBOR_DEFAULTS.n_attempts);
+  // Earlier jobs' trials of these tasks, each with its budget under that job's timeouts and multipliers.
+  const listedByTask = new Map(listed.map((t) => [t.task, t]));
+  const earlierJobs = new Set<string>();
+  const earlier = (job.earlier ?? []).flatMap((e) =>
+    e.trials
+      .map((t) => finishedTrial(t.dir, t.result))
+      .filter((f) => !f.cancelled && f.durationSec !== null && listedByTask.has(taskOfDir(f.trial)))
+      .map((f) => {
+        earlierJobs.add(e.jobName);
+        return { task: taskOfDir(f.trial), durationSec: f.durationSec!, budgetSec: taskBudgetSec(listedByTask.get(taskOfDir(f.trial))!, e.config), timedOut: f.exceptionType === "AgentTimeoutError" };
+      }),
+  );
   return {
+    earlier,
+    earlierJobs: [...earlierJobs],
     finished: genuine
       .filter((f) => f.durationSec !== null)
       .map((f) => ({ task: taskOfDir(f.trial), durationSec: f.durationSec!, budgetSec: budget(taskOfDir(f.trial)), timedOut: f.exceptionType === "AgentTimeoutError" })),
@@ -429,10 +448,8 @@ export function buildStatus(input: StatusInputs, generatedAt = new Date()): Stat
   const meanTrialSec = durations.length ? durations.reduce((a, b) => a + b, 0) / durations.length : null;
   let eta: StatusReport["eta"] = null;
   if (live && pending !== null && meanTrialSec !== null) {
-    const estimate = estimateRemaining({
-      concurrency,
-      ...etaTrials(job!, genuine, running, pending),
-    });
+    const { earlierJobs, ...trials } = etaTrials(job!, genuine, running, pending);
+    const estimate = estimateRemaining({ concurrency, ...trials });
     if (estimate) {
       const at = (sec: number) => iso(input.now + sec * 1000);
       eta = {
@@ -445,6 +462,7 @@ export function buildStatus(input: StatusInputs, generatedAt = new Date()): Stat
         meanTrialSec,
         basedOnTrials: durations.length,
         concurrency,
+        ...(earlierJobs.length ? { earlierJobs, earlierTrials: trials.earlier.length } : {}),
       };
     }
   }
@@ -536,7 +554,8 @@ export function renderStatus(r: StatusReport, opts: { maxRunning?: number } = {}
     if (types.length) out.push(`errors   ${types.map(([k, v]) => `${k} ×${v}`).join(", ")}`);
     if (r.eta) {
       const z = (t: string) => t.replace(/\.\d+Z$/, "Z");
-      out.push(`ETA      ${duration(r.eta.remainingSec)}, likely ${duration(r.eta.lowSec)}–${duration(r.eta.highSec)} (≈ ${z(r.eta.finishAt)}; from ${r.eta.basedOnTrials} finished and ${r.running.length} running trials against their timeouts, ${r.eta.concurrency} concurrent)`);
+      const earlier = r.eta.earlierJobs?.length ? `, and ${r.eta.earlierTrials} trials of the same tasks in ${r.eta.earlierJobs.length === 1 ? `an earlier job (${r.eta.earlierJobs[0]})` : `${r.eta.earlierJobs.length} earlier jobs (${r.eta.earlierJobs.join(", ")})`}` : "";
+      out.push(`ETA      ${duration(r.eta.remainingSec)}, likely ${duration(r.eta.lowSec)}–${duration(r.eta.highSec)} (≈ ${z(r.eta.finishAt)}; from ${r.eta.basedOnTrials} finished and ${r.running.length} running trials against their timeouts${earlier}, ${r.eta.concurrency} concurrent)`);
     }
     else if (j.state === "running") out.push("ETA      after the first trial finishes");
     if (r.running.length) {

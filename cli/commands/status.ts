@@ -3,7 +3,7 @@
 // results/status.ts turns what it read into the report).
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import { command, type CommandSpec, parseCommand, stackOption } from "./command";
+import { command, type CommandSpec, parseCommand, stackOption, UsageError } from "./command";
 import type { StackAccess } from "../stack-access";
 import { resolveStack, stackLine } from "../stack-default";
 import type { JobProbe, Probe, RouterInput, ServerInput, StatusReport } from "../../results/status";
@@ -17,7 +17,9 @@ trials finished of total with passed / failed / errored / cancelled and the erro
 (Harbor's: a missing reward counts 0; cancelled trials left out), trials running now with their elapsed
 time against their agent timeout, an ETA with a likely range (finished trials' durations against their
 timeouts, running ones weighed by their elapsed time and budget, pending ones by their timeout tier and
-their task's earlier attempts, over the concurrency; results/eta.ts),
+their task's earlier attempts, over the concurrency; results/eta.ts; a task with no finished attempt yet
+by its trials in the newest --earlier-jobs other jobs on the runner with the same agent, model and
+dataset, such as the 3× smoke run before a 6× one),
 per worker and DP rank the running and queued requests and generation throughput (SGLang's Prometheus
 /metrics when started with --enable-metrics, else /get_load), the router's in-flight requests per
 worker, and the last lines of Harbor's log. A run stack (reprobench:cluster) is read through its owner's
@@ -50,6 +52,8 @@ async function parseProbe(stdout: string, host: string): Promise<Probe> {
 
 export interface CollectOptions {
   logLines?: number;
+  /** How many earlier jobs of the same tasks the ETA may learn from (the probe's default, 3, when unset). */
+  earlierJobs?: number;
   timeoutMs?: number;
 }
 
@@ -66,6 +70,7 @@ export async function collectStatus(access: StackAccess, opts: CollectOptions = 
   const c = access.cluster;
   const runnerEnv = envOf(c.runner);
   runnerEnv.LOG_LINES = String(opts.logLines ?? 8);
+  if (opts.earlierJobs !== undefined) runnerEnv.EARLIER_JOBS = String(opts.earlierJobs);
   if (access.job) {
     Object.assign(runnerEnv, { JOB_DIR: access.job.dir, UNIT: access.job.unit ?? "", LOG_FILE: access.job.log ?? "" });
   } else {
@@ -131,6 +136,7 @@ const spec = (ctx: StatusRunContext): CommandSpec => ({
       .option("--max-minutes <n>", "stop watching after this long (the job goes on)", "1440")
       .option("--json", "the report as JSON (schema: results/STATUS.md, schemaVersion 1); with --watch one JSON document per line per refresh")
       .option("--log-lines <n>", "lines of Harbor's log to show", "8")
+      .option("--earlier-jobs <n>", "earlier jobs of the same tasks (agent, model, dataset) on the runner the ETA learns from; 0: none", "3")
       .addHelpText("after", HELP),
   toolchain: () => true,
   action: ({ opts }) => statusAction(opts, ctx),
@@ -143,16 +149,18 @@ export async function runStatus(args: string[], ctx: StatusRunContext): Promise<
 }
 
 async function statusAction(o: Record<string, unknown>, ctx: StatusRunContext): Promise<number> {
-  const values = { stack: o.stack as string | undefined, watch: Boolean(o.watch), interval: o.interval as string, "max-minutes": o.maxMinutes as string, json: Boolean(o.json), "log-lines": o.logLines as string };
+  const values = { stack: o.stack as string | undefined, watch: Boolean(o.watch), interval: o.interval as string, "max-minutes": o.maxMinutes as string, json: Boolean(o.json), "log-lines": o.logLines as string, "earlier-jobs": o.earlierJobs as string };
   const choice = resolveStack(values.stack, ctx.root, { ...process.env, ...ctx.env });
   ctx.writeErr(`${stackLine(choice)}\n`);
   const { renderStatus } = await import("../../results/status");
   const interval = Number(values.interval);
   const maxMinutes = Number(values["max-minutes"]);
   const logLines = Number(values["log-lines"]);
-  if (!(interval >= 1 && interval <= 3600)) throw new Error(`--interval: got '${values.interval}'; expected seconds from 1 to 3600`);
-  if (!(maxMinutes > 0)) throw new Error(`--max-minutes: got '${values["max-minutes"]}'; expected a positive number`);
-  if (!Number.isInteger(logLines) || logLines < 0 || logLines > 1000) throw new Error(`--log-lines: got '${values["log-lines"]}'; expected an integer from 0 to 1000`);
+  if (!(interval >= 1 && interval <= 3600)) throw new UsageError(`--interval: got '${values.interval}'; expected seconds from 1 to 3600`);
+  if (!(maxMinutes > 0)) throw new UsageError(`--max-minutes: got '${values["max-minutes"]}'; expected a positive number`);
+  if (!Number.isInteger(logLines) || logLines < 0 || logLines > 1000) throw new UsageError(`--log-lines: got '${values["log-lines"]}'; expected an integer from 0 to 1000`);
+  const earlierJobs = Number(values["earlier-jobs"]);
+  if (!/^\d+$/.test(values["earlier-jobs"]) || earlierJobs > 100) throw new UsageError(`--earlier-jobs: got '${values["earlier-jobs"]}'; expected an integer from 0 to 100`);
   const { stackAccess } = await import("../stack-access");
   const access = await stackAccess(choice.stack, { root: ctx.root, env: ctx.env });
   const show = (r: StatusReport, first: boolean) => {
@@ -161,7 +169,7 @@ async function statusAction(o: Record<string, unknown>, ctx: StatusRunContext): 
     else ctx.write(`${first ? "" : "\n"}${renderStatus(r)}`);
   };
   if (!values.watch) {
-    show(await collectStatus(access, { logLines }), true);
+    show(await collectStatus(access, { logLines, earlierJobs }), true);
     return 0;
   }
   const wait = ctx.wait ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -169,7 +177,7 @@ async function statusAction(o: Record<string, unknown>, ctx: StatusRunContext): 
   let failures = 0;
   for (let first = true; ; first = false) {
     try {
-      const report = await collectStatus(access, { logLines });
+      const report = await collectStatus(access, { logLines, earlierJobs });
       failures = 0;
       show(report, first);
       if (ended(report)) return 0;

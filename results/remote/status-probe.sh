@@ -6,15 +6,18 @@
 #           the unit's state and PID, the job's config.json and result.json, every trial dir (its
 #           config.json time and a few fields, its result.json minus the bulky parts), the running
 #           trials' task agent and verifier timeouts, every task of the job's local datasets with its
-#           agent and verifier timeouts (the pending trials' budgets), the log tail
+#           agent and verifier timeouts (the pending trials' budgets), the log tail; and the newest
+#           EARLIER_JOBS (default 3) other jobs beside it with the same agents, model and datasets, each
+#           with its config.json and its trials' times and outcomes (the ETA learns from them)
 #   worker  WORKER_URL [API_KEY]: the server's Prometheus /metrics (SGLang with --enable-metrics), else
 #           its /get_load (the key goes to curl on stdin, never on a command line)
 #   router  ROUTER_METRICS_URL: the router's Prometheus listener
 # Output: {"now": <epoch ms on this host>, "job": {...}|null, "worker": {...}|null, "router": {...}|null}
 set -euo pipefail
 JOB_DIR=${JOB_DIR:-} UNIT=${UNIT:-} LOG_FILE=${LOG_FILE:-} LOG_DIR=${LOG_DIR:-} LOG_LINES=${LOG_LINES:-8}
-CURRENT_FILE=${CURRENT_FILE:-} WORKER_URL=${WORKER_URL:-} API_KEY=${API_KEY:-} ROUTER_METRICS_URL=${ROUTER_METRICS_URL:-}
+EARLIER_JOBS=${EARLIER_JOBS:-3} CURRENT_FILE=${CURRENT_FILE:-} WORKER_URL=${WORKER_URL:-} API_KEY=${API_KEY:-} ROUTER_METRICS_URL=${ROUTER_METRICS_URL:-}
 die() { echo "status-probe: $*" >&2; exit 1; }
+[[ "$EARLIER_JOBS" =~ ^[0-9]+$ ]] || die "EARLIER_JOBS must be a whole number, got '$EARLIER_JOBS'"
 command -v jq >/dev/null || die "'jq' is required on this host"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -25,6 +28,35 @@ toml_timeout() {
   local value=''
   [ -f "$2" ] && value=$(awk -v want="[$1]" '/^\[/{s=$0} s==want && /^[[:space:]]*timeout_sec[[:space:]]*=/{sub(/^[^=]*=[[:space:]]*/,""); sub(/[[:space:]]*(#.*)?$/,""); print; exit}' "$2")
   if [[ "$value" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then echo "$value"; else echo null; fi
+}
+
+# The newest $EARLIER_JOBS job dirs beside $JOB_DIR whose config.json runs the same agents (name and
+# model) on the same datasets and tasks, as a JSON array of {jobName, config, trials}: each trial's
+# task, times, exception type and rewards (what the ETA needs of a finished trial).
+earlier_json() {
+  local same='{agents: [(.agents // [])[] | {name, model_name}], datasets, tasks}'
+  local want cfg dir n=0
+  want=$(jq -c "$same" "$JOB_DIR/config.json" 2>/dev/null) || { echo '[]'; return; }
+  local trim='{dir: (input_filename | split("/") | .[-2]), result: {task_name, started_at, finished_at,
+    exception_info: (.exception_info | if type == "object" then {exception_type} else null end),
+    verifier_result: (.verifier_result | if type == "object" then {rewards} else null end)}}'
+  local -a configs=() results=()
+  # Newest first by their config.json's time (when Harbor began the job).
+  mapfile -t configs < <(find "$(dirname "$JOB_DIR")" -mindepth 2 -maxdepth 2 -name config.json -printf '%T@\t%p\n' | sort -rn | cut -f2-)
+  for cfg in "${configs[@]}"; do
+    [ "$n" -lt "$EARLIER_JOBS" ] || break
+    dir=$(dirname "$cfg")
+    [ "$dir" != "$JOB_DIR" ] || continue
+    [ "$(jq -c "$same" "$cfg" 2>/dev/null || true)" = "$want" ] || continue
+    mapfile -t results < <(find "$dir" -mindepth 2 -maxdepth 2 -name result.json | sort)
+    [ "${#results[@]}" -gt 0 ] || continue
+    # A file Harbor is rewriting fails the bulk read: then one by one, skipping it.
+    if ! jq -c -n "[inputs | $trim]" "${results[@]}" >"$tmp/earlier-trials" 2>/dev/null; then
+      for f in "${results[@]}"; do jq -c "$trim" "$f" 2>/dev/null || true; done | jq -c -s . >"$tmp/earlier-trials"
+    fi
+    jq -c --arg jobName "$(basename "$dir")" --slurpfile trials "$tmp/earlier-trials" '{jobName: $jobName, config: ., trials: $trials[0]}' "$cfg"
+    n=$((n + 1))
+  done | jq -c -s .
 }
 
 job_json() {
@@ -54,6 +86,7 @@ job_json() {
   echo '[]' >"$tmp/results"
   echo '[]' >"$tmp/timeouts"
   echo '[]' >"$tmp/tasks"
+  echo '[]' >"$tmp/earlier"
   if [ "$exists" = true ]; then
     [ -f "$JOB_DIR/config.json" ] && { jq -c . "$JOB_DIR/config.json" >"$tmp/config" 2>/dev/null || echo null >"$tmp/config"; }
     [ -f "$JOB_DIR/result.json" ] && { jq -c 'del(.trial_results)' "$JOB_DIR/result.json" >"$tmp/result" 2>/dev/null || echo null >"$tmp/result"; }
@@ -96,15 +129,16 @@ job_json() {
       printf '%s\t%s\t%s\n' "$(basename "$d")" "$(toml_timeout agent "$d/task.toml")" "$(toml_timeout verifier "$d/task.toml")"
     done | jq -R -s -c '[split("\n")[] | select(length > 0) | split("\t") | {task: .[0], agentTimeoutSec: (.[1] | fromjson), verifierTimeoutSec: (.[2] | fromjson)}]' >"$tmp/tasks"
   fi
+  if [ "$exists" = true ] && [ -f "$JOB_DIR/config.json" ]; then earlier_json >"$tmp/earlier"; fi
   : >"$tmp/log"
   if [ -n "$LOG_FILE" ] && [ -f "$LOG_FILE" ]; then tail -n "$LOG_LINES" "$LOG_FILE" >"$tmp/log" 2>/dev/null || true; fi
   jq -c -n --arg jobName "$job_name" --arg dir "$JOB_DIR" --arg unit "$UNIT" --arg active "$active" --arg sub "$sub" \
     --arg result "$result" --arg pid "${pid:-0}" --argjson exists "$exists" --argjson fromCurrent "$from_current" --arg log "$LOG_FILE" \
     --slurpfile config "$tmp/config" --slurpfile jobResult "$tmp/result" --slurpfile trials "$tmp/trials" \
-    --slurpfile results "$tmp/results" --slurpfile timeouts "$tmp/timeouts" --slurpfile tasks "$tmp/tasks" --rawfile logTail "$tmp/log" \
+    --slurpfile results "$tmp/results" --slurpfile timeouts "$tmp/timeouts" --slurpfile tasks "$tmp/tasks" --slurpfile earlier "$tmp/earlier" --rawfile logTail "$tmp/log" \
     '{jobName: $jobName, dir: $dir, exists: $exists, fromCurrentFile: $fromCurrent, log: $log,
       unit: {name: $unit, activeState: $active, subState: $sub, result: $result, mainPid: ($pid | tonumber? // 0)},
-      config: $config[0], result: $jobResult[0], trials: $trials[0], results: $results[0], timeouts: $timeouts[0], tasks: $tasks[0],
+      config: $config[0], result: $jobResult[0], trials: $trials[0], results: $results[0], timeouts: $timeouts[0], tasks: $tasks[0], earlier: $earlier[0],
       logTail: ($logTail | split("\n") | map(select(length > 0)))}'
 }
 

@@ -40,6 +40,11 @@ export interface RehearsalOptions {
   pitfall?: { leftoverNetworks: number; projects: number };
   /** Upper bound for the whole job (every pass); past it the rehearsal fails. */
   deadlineMinutes: number;
+  /**
+   * Seed 000's sequence: a run of the same tasks at this agent timeout multiplier first (its 3× smoke run,
+   * no faults), stopped by a destroy once finished; status then reads it as an earlier job of the tasks.
+   */
+  smoke?: { agentTimeoutMultiplier: number };
   log?: (m: string) => void;
 }
 
@@ -65,6 +70,8 @@ export interface RehearsalResult {
   pitfall: PitfallResult[];
   jobName: string;
   rerunJobName: string | null;
+  /** The smoke run, when one ran first: its job and how long it took (up to its last trial). */
+  smokeRun: { job: string; trials: number; seconds: number } | null;
   /** The job's end without the idle time between the stop and the resume (what status's ETA is held against). */
   workEnd: string;
   /** From the start of the run stack's `up` to the first trial's started_at. */
@@ -183,13 +190,30 @@ export async function rehearse(sim: SimStack, o: RehearsalOptions): Promise<Rehe
   const runStack = await sim.project.stack("rehearsal", "Pulumi.rehearsal.yaml");
   const config = tracked.config;
   config["reprobench:dataset"] = { ...config["reprobench:dataset"], repo: prepare.repoUrl, commit: prepare.commit, expectedTaskCount: prepare.taskCount };
-  config["reprobench:run"] = {
-    ...config["reprobench:run"],
-    waitForCompletion: false,
-    nConcurrentTrials: o.trials,
-    nConcurrentAgents: o.agents,
-    jobNamePrefix: `rehearsal-terminus2-sim${o.tasks}-c${o.trials}-a${o.agents}-agent6x`,
-  };
+  const run = config["reprobench:run"];
+  const jobNamePrefix = `rehearsal-terminus2-sim${o.tasks}-c${o.trials}-a${o.agents}`;
+  config["reprobench:run"] = { ...run, waitForCompletion: false, nConcurrentTrials: o.trials, nConcurrentAgents: o.agents, jobNamePrefix: `${jobNamePrefix}-agent6x` };
+
+  let smokeRun: RehearsalResult["smokeRun"] = null;
+  if (o.smoke) {
+    const multiplier = o.smoke.agentTimeoutMultiplier;
+    fs.writeFileSync(runFile, YAML.stringify({ config: { ...config, "reprobench:run": { ...config["reprobench:run"], agentTimeoutMultiplier: multiplier, jobNamePrefix: `${jobNamePrefix}-agent${multiplier}x-smoke` } } }));
+    const smokeStart = Date.now();
+    const smokeUp = await runStack.up({ onOutput: () => undefined });
+    const smokeDir = path.posix.join(String(smokeUp.outputs.jobsDir.value), String(smokeUp.outputs.jobName.value));
+    log(`smoke run ${String(smokeUp.outputs.jobName.value)} started (${multiplier}× agent timeouts)`);
+    const smokeDeadline = Date.now() + o.deadlineMinutes * 60_000;
+    let p = await progress(sim, smokeDir);
+    while (!p.done) {
+      if (Date.now() > smokeDeadline) throw new Error(`rehearsal: the smoke run did not finish within ${o.deadlineMinutes} minutes (${p.finished}/${p.total} finished)`);
+      await sleep(2000);
+      p = await progress(sim, smokeDir);
+    }
+    smokeRun = { job: String(smokeUp.outputs.jobName.value), trials: p.finished, seconds: (Date.now() - smokeStart) / 1000 };
+    // Between runs the way a user swaps them: the finished job's stack is destroyed (its job dir stays).
+    await runStack.destroy({ onOutput: () => undefined });
+    log(`smoke run done: ${p.finished}/${p.total} trials in ${smokeRun.seconds.toFixed(0)}s; destroyed its stack`);
+  }
   fs.writeFileSync(runFile, YAML.stringify({ config }));
 
   const upStart = Date.now();
@@ -322,6 +346,7 @@ export async function rehearse(sim: SimStack, o: RehearsalOptions): Promise<Rehe
     pitfall,
     jobName,
     rerunJobName,
+    smokeRun,
     upToFirstTrialSec: (firstTrialStart - upStart) / 1000,
     workEnd,
     events,

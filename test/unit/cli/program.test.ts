@@ -27,7 +27,7 @@ const FLAGS: Record<string, string[]> = {
   validate: ["--leaderboard", "--dataset", "--json"],
   pack: ["--out", "--agent", "--model", "--metadata", "--previous", "--dataset", "--tb-version"],
   pull: ["-s, --stack", "--job", "--method", "--port", "--identity", "-o, --option", "--ssh"],
-  status: ["-s, --stack", "-w, --watch", "--interval", "--max-minutes", "--json", "--log-lines"],
+  status: ["-s, --stack", "-w, --watch", "--interval", "--max-minutes", "--json", "--log-lines", "--earlier-jobs"],
   logs: ["-s, --stack", "-f, --follow", "-n, --lines"],
   sim: ["--hosts", "--take-over", "--discard-results", "--purge-images", "--json", "--latency-ms", "--bandwidth-kbps", "--fail-fraction", "--fail-with", "--fail-targets", "--seed", "--reset", "--anonymous", "--authenticated", "--window", "--clear-counts", "--counts", "--tasks", "--instance"],
   "forget-host": ["-s, --stack", "-y, --yes"],
@@ -99,6 +99,8 @@ describe("usage errors exit 2 with the usage, and suggest what was meant", () =>
     expect(sim).toMatchObject({ code: 2, err: expect.stringContaining("--hosts is not an option of 'sim down'") });
     const audit = await cli("audit");
     expect(audit.code).toBe(2);
+    const status = await cli("status", "--stack", "local", "--earlier-jobs", "all");
+    expect(status).toMatchObject({ code: 2, err: expect.stringContaining("--earlier-jobs: got 'all'; expected an integer from 0 to 100") });
   });
 });
 

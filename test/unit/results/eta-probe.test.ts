@@ -5,8 +5,8 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { estimateRemaining } from "../../../results/eta";
-import { buildStatus, ETA_SETUP_ALLOWANCE_SEC, pendingTrials, type Probe, ProbeSchema, taskBudgetSec, trialBudgetSec } from "../../../results/status";
+import { durationFromEarlier, estimateRemaining } from "../../../results/eta";
+import { buildStatus, ETA_SETUP_ALLOWANCE_SEC, pendingTrials, type Probe, ProbeSchema, renderStatus, taskBudgetSec, trialBudgetSec } from "../../../results/status";
 import { tempDir, writeJob } from "../../fixtures/results/build";
 
 const repoRoot = path.resolve(__dirname, "../../..");
@@ -92,6 +92,105 @@ describe("the probe lists the job's tasks with their timeouts", () => {
     expect(long.eta!.remainingSec).toBeGreaterThan(short.eta!.remainingSec);
     // Without the listing (an older probe) the ETA still comes, from what the trials tell.
     expect(report({ ...withTasks, job: { ...withTasks.job!, tasks: undefined } }).eta).not.toBeNull();
+  });
+});
+
+describe("the probe reads the earlier jobs of the same tasks beside the job", () => {
+  let root: string;
+  let bin: string;
+  let dataset: string;
+  const now = Date.now();
+  const config = (model: string, multiplier: number) => ({
+    n_concurrent_trials: 2,
+    n_attempts: 1,
+    agent_timeout_multiplier: multiplier,
+    agents: [{ name: "terminus-2", model_name: model, kwargs: { temperature: multiplier } }],
+    datasets: [{ path: dataset }],
+  });
+  /** A job dir under jobs/, its config.json dated `ageMin` minutes ago (the probe takes the newest first). */
+  const job = (name: string, cfg: Record<string, unknown>, ageMin: number, trials: Parameters<typeof writeJob>[1]["trials"], finished = true) => {
+    const dir = writeJob(path.join(root, "jobs"), { name, config: cfg, finished, trials });
+    const at = new Date(now - ageMin * MIN);
+    fs.utimesSync(path.join(dir, "config.json"), at, at);
+    return dir;
+  };
+  let current: string;
+  beforeAll(() => {
+    root = tempDir("reprobench-eta-earlier-");
+    dataset = path.join(root, "dataset");
+    for (const [task, sec] of [["alpha", 900], ["bravo", 900], ["charlie", 900]] as const) {
+      fs.mkdirSync(path.join(dataset, task), { recursive: true });
+      fs.writeFileSync(path.join(dataset, task, "task.toml"), `[agent]\ntimeout_sec = ${sec}.0\n[verifier]\ntimeout_sec = ${sec}.0\n`);
+    }
+    bin = path.join(root, "bin");
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, "systemctl"), "#!/bin/sh\nprintf 'ActiveState=active\\nSubState=running\\nMainPID=7\\nResult=success\\n'\n", { mode: 0o755 });
+    const start = (minAgo: number) => new Date(now - minAgo * MIN).toISOString();
+    // The 3× smoke run: charlie ran out of its 2700 s agent budget (and took setup and verifier besides).
+    job("smoke-3x", config("openai/Qwen/Qwen3.8-27B", 3), 300, [
+      { task: "alpha", reward: 1, start: start(300), durationSec: 400 },
+      { task: "bravo", reward: 1, start: start(300), durationSec: 500 },
+      { task: "charlie", reward: 0, exception: "AgentTimeoutError", start: start(290), durationSec: 2900 },
+    ]);
+    // Older, the same tasks: beyond EARLIER_JOBS=1. Another model: never.
+    job("older-3x", config("openai/Qwen/Qwen3.8-27B", 3), 600, [{ task: "alpha", reward: 1, start: start(600), durationSec: 450 }]);
+    job("other-model", config("openai/other", 3), 100, [{ task: "charlie", reward: 1, start: start(100), durationSec: 60 }]);
+    // The 6× run: alpha done, bravo running, charlie pending.
+    current = job("full-6x", config("openai/Qwen/Qwen3.8-27B", 6), 20, [
+      { task: "alpha", reward: 1, start: start(20), durationSec: 420 },
+      { task: "bravo", start: start(12), noResult: true },
+    ], false);
+    const result = JSON.parse(fs.readFileSync(path.join(current, "result.json"), "utf8"));
+    fs.writeFileSync(path.join(current, "result.json"), JSON.stringify({ ...result, started_at: start(20), n_total_trials: 3 }));
+  });
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it("the newest ones with the same agent, model and datasets, never the job itself; EARLIER_JOBS limits them", () => {
+    const all = probe({ UNIT: "harbor.service", JOB_DIR: current }, bin).job!.earlier!;
+    expect(all.map((e) => e.jobName)).toEqual(["smoke-3x", "older-3x"]);
+    expect(all[0].config).toMatchObject({ agent_timeout_multiplier: 3 });
+    const charlie = all[0].trials.find((t) => t.dir.startsWith("charlie__"))!;
+    expect(charlie.result).toMatchObject({ task_name: "charlie", exception_info: { exception_type: "AgentTimeoutError" } });
+    expect(probe({ UNIT: "harbor.service", JOB_DIR: current, EARLIER_JOBS: "1" }, bin).job!.earlier!.map((e) => e.jobName)).toEqual(["smoke-3x"]);
+    expect(probe({ UNIT: "harbor.service", JOB_DIR: current, EARLIER_JOBS: "0" }, bin).job!.earlier).toEqual([]);
+  });
+
+  it("refuses an EARLIER_JOBS that is no whole number, naming it", () => {
+    expect(() => probe({ JOB_DIR: current, EARLIER_JOBS: "all" }, bin)).toThrow(/EARLIER_JOBS must be a whole number, got 'all'/);
+  });
+
+  it("status: the task that timed out at 3× is taken to run its 6× budget; the report names the earlier job", () => {
+    const p = probe({ UNIT: "harbor.service", JOB_DIR: current, EARLIER_JOBS: "1" }, bin);
+    const report = (job: Probe["job"]) => buildStatus({ stack: "s", cluster: null, now: p.now, job, servers: [], router: null });
+    const withEarlier = report(p.job);
+    const without = report({ ...p.job!, earlier: [] });
+    expect(withEarlier.eta).toMatchObject({ earlierJobs: ["smoke-3x"], earlierTrials: 3 });
+    expect(without.eta!.earlierJobs).toBeUndefined();
+    // charlie: 2900 s at 3× (2700 s agent budget) → 2900 + 2700 s more at 6×, once a slot is free.
+    expect(withEarlier.eta!.remainingSec).toBeGreaterThanOrEqual(2900 + 2700);
+    expect(without.eta!.remainingSec).toBeLessThan(2900);
+    expect(renderStatus(withEarlier)).toContain("and 3 trials of the same tasks in an earlier job (smoke-3x)");
+  });
+});
+
+describe("durationFromEarlier", () => {
+  const share = (b: number | null) => (b === null ? null : 0.9 * b);
+  it("work that ended takes as long again, never past this budget", () => {
+    expect(durationFromEarlier({ task: "a", durationSec: 500, budgetSec: 3000 }, 6000, share)).toBe(500);
+    expect(durationFromEarlier({ task: "a", durationSec: 5000, budgetSec: 9000 }, 3000, share)).toBe(3000);
+  });
+  it("a timeout runs this budget, shifted by the change of budget; by timeoutSec when a budget is unknown", () => {
+    expect(durationFromEarlier({ task: "a", durationSec: 2900, budgetSec: 3900, timedOut: true }, 6600, share)).toBe(2900 + 2700);
+    expect(durationFromEarlier({ task: "a", durationSec: 2900, budgetSec: null, timedOut: true }, 6600, share)).toBeCloseTo(5940, 6);
+    expect(durationFromEarlier({ task: "a", durationSec: 2900, budgetSec: 3900, timedOut: true }, null, share)).toBeNull();
+  });
+  it("a task's own finished attempt in this job outweighs its earlier trials", () => {
+    const finished = [{ task: "a", durationSec: 300, budgetSec: 6600 }];
+    const earlier = [{ task: "a", durationSec: 2900, budgetSec: 3900, timedOut: true }];
+    const own = estimateRemaining({ concurrency: 1, finished, running: [], pending: [{ task: "a", budgetSec: 6600 }], earlier })!;
+    expect(own.remainingSec).toBe(300);
+    const fromEarlier = estimateRemaining({ concurrency: 1, finished, running: [], pending: [{ task: "b", budgetSec: 6600 }], earlier: [{ ...earlier[0], task: "b" }] })!;
+    expect(fromEarlier.remainingSec).toBe(2900 + 2700);
   });
 });
 
