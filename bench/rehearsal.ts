@@ -70,7 +70,7 @@ function print(r: RehearsalResult, estimators: Sampled[]): void {
   out.push(`per-trial overhead outside agent and verifier: mean ${fmt(r.overhead.meanSec)}, median ${fmt(r.overhead.p50Sec)}, max ${fmt(r.overhead.maxSec)} (${r.overhead.trials} trials)`);
   out.push(`peak trial networks in use: ${r.peakNetworks}; peak trial containers running: ${r.peakRunning}`);
   // status's ETA is results/eta.ts since issue 33; the mean-of-finished-trials estimate before it was off by 40–72 % here.
-  out.push("status ETA error at 25/50/75 % of trials finished (results/eta.ts; positive: the job ended later than status said; reference end without the stop-to-resume gap for samples before the stop):");
+  out.push("status ETA error at 25/50/75 % of trials finished (results/eta.ts; positive: the job ended later than status said; for samples before the stop the reference is when the job would have ended without it: reruns of the trials it cut short placed at their first start, later trials moved back by the idle time):");
   for (const s of r.etaSamples) out.push(`  at ${pct(s.fraction)}: ETA ${s.finishAt ?? "none"} → error ${s.errorSec === null ? "-" : fmt(s.errorSec)} (${pct(s.errorOfRemaining)} of the time left)`);
   // The reference end of each sample is the helper's (finishAt + errorSec), so both estimators are held to it.
   out.push("ETA error of the time left, old estimator (mean of the finished trials) → new (results/eta.ts) without earlier jobs (--earlier-jobs 0) → new as status gives it (with the smoke run when there was one):");

@@ -4,6 +4,7 @@
 import type { AuditReport } from "../../results/schema";
 import { estimateEta, type StatusReport } from "../../results/status";
 import type { TrialInput } from "../../results/audit";
+import { parseTime } from "../../results/harbor";
 
 const ms = (iso: string | null): number | null => (iso ? Date.parse(iso) : null);
 
@@ -74,6 +75,32 @@ export function etaErrors(samples: readonly EtaSample[], actualEnd: string): { f
     const remaining = (end - Date.parse(s.takenAt)) / 1000;
     return { fraction: s.fraction, errorSec, errorOfRemaining: remaining > 0 ? errorSec / remaining : null };
   });
+}
+
+/**
+ * When the job would have ended had the stop not happened (what an ETA read before the stop is held to):
+ * a trial that ended before the stop ended then; a rerun of a trial the stop cut short (Harbor's resume
+ * deletes it and starts the task again from nothing) is placed at the cut trial's start, with the rerun's
+ * duration; a trial that had not started by the stop is moved back by the idle time between the stop and
+ * the resume. `cut` lists the cut trials' tasks and starts, read before the resume. Null without trials.
+ */
+export function endWithoutStop(
+  trials: readonly Pick<TrialInput, "task" | "startedAt" | "finishedAt">[],
+  o: { stoppedAt: string; idleMs: number; cut: readonly { task: string; startedAt: string }[] },
+): string | null {
+  const stop = parseTime(o.stoppedAt)!;
+  const cutStarts = new Map<string, number[]>();
+  for (const c of [...o.cut].sort((a, b) => (parseTime(a.startedAt) ?? 0) - (parseTime(b.startedAt) ?? 0))) cutStarts.set(c.task, [...(cutStarts.get(c.task) ?? []), parseTime(c.startedAt)!]);
+  let end: number | null = null;
+  for (const t of [...trials].sort((a, b) => (parseTime(a.startedAt) ?? 0) - (parseTime(b.startedAt) ?? 0))) {
+    const start = parseTime(t.startedAt);
+    const finish = parseTime(t.finishedAt);
+    if (start === null || finish === null) continue;
+    const firstStart = start > stop ? cutStarts.get(t.task)?.shift() : undefined;
+    const at = start <= stop ? finish : firstStart !== undefined ? firstStart + (finish - start) : finish - Math.max(0, o.idleMs);
+    end = Math.max(end ?? at, at);
+  }
+  return end === null ? null : new Date(end).toISOString();
 }
 
 export interface ExpectedOutcome {

@@ -20,7 +20,7 @@ import type { StatusReport } from "../../results/status";
 import { mustRun } from "../../sim/exec";
 import { setNetworkConditions } from "../../sim/settings";
 import type { SimInstance } from "../../sim/layout";
-import { auditCounts, auditMismatches, countRows, type EtaSample, etaErrors, type ExpectedOutcome, expectedCounts, overheadOutsideAgentAndVerifier, throughput } from "../../sim/rehearsal/measure";
+import { auditCounts, auditMismatches, countRows, endWithoutStop, type EtaSample, etaErrors, type ExpectedOutcome, expectedCounts, overheadOutsideAgentAndVerifier, throughput } from "../../sim/rehearsal/measure";
 import { prepareRehearsal, type RehearsalReport } from "../../sim/rehearsal/prepare";
 import { verdictsYaml } from "../../sim/rehearsal/tasks";
 import { describeEvent, dueEvents, type FaultEvent, parseFaultTimeline } from "../../sim/rehearsal/timeline";
@@ -72,7 +72,7 @@ export interface RehearsalResult {
   rerunJobName: string | null;
   /** The smoke run, when one ran first: its job and how long it took (up to its last trial). */
   smokeRun: { job: string; trials: number; seconds: number } | null;
-  /** The job's end without the idle time between the stop and the resume (what status's ETA is held against). */
+  /** When the job would have ended without the stop (endWithoutStop: what status's ETA read before the stop is held against). */
   workEnd: string;
   /** From the start of the run stack's `up` to the first trial's started_at. */
   upToFirstTrialSec: number;
@@ -256,7 +256,8 @@ export async function rehearse(sim: SimStack, o: RehearsalOptions): Promise<Rehe
       peakNetworks = Math.max(peakNetworks, p.networks);
       peakRunning = Math.max(peakRunning, p.running);
       lastLine = `${p.finished}/${p.total} finished, ${p.started} started, ${p.running} running, ${p.networks} networks`;
-      const fraction = p.total ? p.finished / p.total : 0;
+      // Every task once: Harbor's result.json showed a smaller n_total_trials (18 of 89) in a job's first minute.
+      const fraction = p.finished / Math.max(p.total, prepare.taskCount);
       while (etaAt.length && fraction >= etaAt[0]) {
         const at = etaAt.shift()!;
         const s = await statusOf(sim, "rehearsal");
@@ -276,6 +277,18 @@ export async function rehearse(sim: SimStack, o: RehearsalOptions): Promise<Rehe
   passes.push({ name: "first run", job: jobName, startedAt: passStart, endedAt: new Date().toISOString() });
   const unfired = timeline.events.filter((e) => !fired.has(e.name));
   if (unfired.length) log(`the job ended before: ${unfired.map((e) => e.name).join(", ")}`);
+  // The trials the stop cut short (cancelled, or ended with neither exception nor verifier result): the
+  // resume deletes and reruns them, so their starts are read now (endWithoutStop).
+  const cut = (
+    await sim.ssh(
+      RUNNER,
+      `cd ${jobDir} && for f in */result.json; do jq -r 'select((.exception_info.exception_type // "") == "CancelledError" or (.exception_info == null and .verifier_result == null)) | "\\(.task_name)\\t\\(.started_at)"' "$f" 2>/dev/null || true; done`,
+    )
+  )
+    .split("\n")
+    .filter((l) => l.includes("\t"))
+    .map((l) => ({ task: l.split("\t")[0], startedAt: l.split("\t")[1] }));
+  log(`cut short by the stop: ${cut.map((c) => c.task).join(", ") || "none"}`);
   // Whatever the timeline left on, the passes after the stop see a clean network.
   setNetworkConditions({ root: repoRoot, instance: o.instance }, { failFraction: 0, failTargets: [] });
 
@@ -336,7 +349,8 @@ export async function rehearse(sim: SimStack, o: RehearsalOptions): Promise<Rehe
   // work it could foresee, so the reference end leaves that gap out.
   const resumePass = passes.find((p) => p.name === "resume")!;
   const gapMs = Date.parse(resumePass.startedAt) - Date.parse(passes[0].endedAt);
-  const workEnd = new Date(Date.parse(firstJob.result?.finished_at ?? resumePass.endedAt) - Math.max(0, gapMs)).toISOString();
+  const workEnd =
+    endWithoutStop(firstJob.trials, { stoppedAt: passes[0].endedAt, idleMs: gapMs, cut }) ?? new Date(Date.parse(firstJob.result?.finished_at ?? resumePass.endedAt) - Math.max(0, gapMs)).toISOString();
   const inPass = (p: PassRecord) => firstJob.trials.filter((t) => t.startedAt !== null && t.startedAt >= p.startedAt && t.startedAt <= p.endedAt);
 
   return {

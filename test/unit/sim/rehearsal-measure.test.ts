@@ -1,7 +1,7 @@
 // The rehearsal's measurements on hand-made trials whose answers are known.
 import { describe, expect, it } from "vitest";
 import type { TrialInput } from "../../../results/audit";
-import { auditMismatches, countRows, estimatesOfReport, estimatorErrors, etaErrors, expectedCounts, overheadOutsideAgentAndVerifier, throughput } from "../../../sim/rehearsal/measure";
+import { auditMismatches, countRows, endWithoutStop, estimatesOfReport, estimatorErrors, etaErrors, expectedCounts, overheadOutsideAgentAndVerifier, throughput } from "../../../sim/rehearsal/measure";
 import type { StatusReport } from "../../../results/status";
 import type { AuditReport } from "../../../results/schema";
 
@@ -110,5 +110,33 @@ describe("old and new estimator from one status report (bench/rehearsal.ts)", ()
     expect(rows[0].old).toBeCloseTo((3000 - 750) / 3000, 10);
     expect(rows[0].new).toBeCloseTo(-0.1, 10);
     expect(estimatorErrors([{ fraction: 1, takenAt: "2026-01-01T01:00:00.000Z", oldSec: 1, newSec: null }], "2026-01-01T00:50:00.000Z")).toEqual([{ fraction: 1, old: null, new: null }]);
+  });
+});
+
+describe("endWithoutStop", () => {
+  // Harbor's timestamps carry no zone (UTC). The stop at 10:10; the resume began at 10:11 (60 s idle).
+  const at = (hm: string) => `2026-12-06T${hm}:00.000000`;
+  const stop = { stoppedAt: "2026-12-06T10:10:00.000Z", idleMs: 60_000 };
+  it("a rerun of a cut trial counts from the cut trial's start; a trial not started by the stop moves back by the idle time", () => {
+    const trials = [
+      { task: "done-early", startedAt: at("10:00"), finishedAt: at("10:05") },
+      // Cut at 10:10 after 8 minutes; the rerun took 12 minutes from 10:11: 10:02 + 12 min.
+      { task: "long", startedAt: at("10:11"), finishedAt: at("10:23") },
+      // Pending at the stop, started by the resume: 10:12–10:15, one idle minute earlier.
+      { task: "pending", startedAt: at("10:12"), finishedAt: at("10:15") },
+    ];
+    expect(endWithoutStop(trials, { ...stop, cut: [{ task: "long", startedAt: at("10:02") }] })).toBe("2026-12-06T10:14:00.000Z");
+    // Without knowing the cut start, the rerun only moves back by the idle time.
+    expect(endWithoutStop(trials, { ...stop, cut: [] })).toBe("2026-12-06T10:22:00.000Z");
+  });
+  it("cut attempts of one task pair with its reruns in start order; null without finished trials", () => {
+    const trials = [
+      { task: "t", startedAt: at("10:11"), finishedAt: at("10:13") },
+      { task: "t", startedAt: at("10:12"), finishedAt: at("10:20") },
+    ];
+    const cut = [{ task: "t", startedAt: at("10:08") }, { task: "t", startedAt: at("10:01") }];
+    // 10:01 + 2 min, 10:08 + 8 min.
+    expect(endWithoutStop(trials, { ...stop, cut })).toBe("2026-12-06T10:16:00.000Z");
+    expect(endWithoutStop([{ task: "t", startedAt: at("10:01"), finishedAt: null }], { ...stop, cut })).toBeNull();
   });
 });
