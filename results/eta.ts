@@ -160,18 +160,39 @@ const quantile = (sorted: readonly number[], q: number): number => {
  * there takes as long here (never past this budget); work that outlasted the earlier agent timeout
  * outlasts this one too, so it runs this job's agent budget plus what setup and verifier took there
  * (the earlier duration shifted by the change of budget), or `timeoutSec` of this budget when either
- * budget is unknown. Null when nothing can be said (no budget known here for a timeout).
+ * budget is unknown. Null when nothing can be said (no budget known here for a timeout). Work that ended
+ * is scaled by `pace` (earlierPace: how much slower this job runs the same tasks).
  */
-export function durationFromEarlier(t: NonNullable<EtaInput["earlier"]>[number], budgetSec: number | null, timeoutSec: (budgetSec: number | null) => number | null): number | null {
-  if (!t.timedOut) return Math.min(t.durationSec, budgetSec ?? Infinity);
+export function durationFromEarlier(t: NonNullable<EtaInput["earlier"]>[number], budgetSec: number | null, timeoutSec: (budgetSec: number | null) => number | null, pace = 1): number | null {
+  if (!t.timedOut) return Math.min(t.durationSec * pace, budgetSec ?? Infinity);
   if (budgetSec !== null && t.budgetSec !== null) return Math.min(budgetSec, Math.max(0, t.durationSec + budgetSec - t.budgetSec));
   return timeoutSec(budgetSec);
+}
+
+/** The fewest tasks finished in both this job and the earlier ones before their pace is trusted. */
+export const EARLIER_PACE_MIN_TASKS = 3;
+
+/**
+ * How much slower this job does the same work than the earlier jobs did (a loaded server, a flaky proxy):
+ * the median over tasks that ended without a timeout in both of (mean duration here / mean there); 1
+ * until EARLIER_PACE_MIN_TASKS such tasks have finished.
+ */
+export function earlierPace(o: Pick<EtaInput, "finished" | "earlier">): number {
+  const meanOf = (trials: readonly { task?: string; durationSec: number; timedOut?: boolean }[]) => {
+    const by = new Map<string, number[]>();
+    for (const t of trials) if (t.task !== undefined && !t.timedOut) by.set(t.task, [...(by.get(t.task) ?? []), t.durationSec]);
+    return new Map([...by].map(([task, d]) => [task, d.reduce((a, b) => a + b, 0) / d.length]));
+  };
+  const here = meanOf(o.finished);
+  const there = meanOf(o.earlier ?? []);
+  const ratios = [...here].filter(([task]) => (there.get(task) ?? 0) > 0).map(([task, d]) => d / there.get(task)!).sort((a, b) => a - b);
+  return ratios.length >= EARLIER_PACE_MIN_TASKS ? quantile(ratios, 0.5) : 1;
 }
 
 /**
  * A trial whose task has finished attempts takes one of their durations (longer than `atLeast`, its
  * elapsed time when it runs): attempts of one task behave alike. A task with no finished attempt in this
- * job takes one its trials in earlier jobs give (durationFromEarlier).
+ * job takes one its trials in earlier jobs give (durationFromEarlier, at this job's pace).
  */
 function siblingSampler(o: EtaInput, timeoutSec: (budgetSec: number | null) => number | null): (task: string | undefined, atLeast: number, random: () => number) => number | null {
   const siblings = new Map<string, number[]>();
@@ -179,9 +200,10 @@ function siblingSampler(o: EtaInput, timeoutSec: (budgetSec: number | null) => n
   const budgets = new Map<string, number | null>();
   for (const t of [...o.finished, ...o.running, ...o.pending]) if (t.task !== undefined) budgets.set(t.task, t.budgetSec);
   const earlier = new Map<string, number[]>();
+  const pace = earlierPace(o);
   for (const t of o.earlier ?? []) {
     if (siblings.has(t.task)) continue;
-    const sec = durationFromEarlier(t, budgets.get(t.task) ?? null, timeoutSec);
+    const sec = durationFromEarlier(t, budgets.get(t.task) ?? null, timeoutSec, pace);
     if (sec !== null) earlier.set(t.task, [...(earlier.get(t.task) ?? []), sec]);
   }
   return (task, atLeast, random) => {

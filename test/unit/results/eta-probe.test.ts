@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { durationFromEarlier, estimateRemaining } from "../../../results/eta";
+import { durationFromEarlier, EARLIER_PACE_MIN_TASKS, earlierPace, estimateRemaining } from "../../../results/eta";
 import { buildStatus, ETA_SETUP_ALLOWANCE_SEC, pendingTrials, type Probe, ProbeSchema, renderStatus, taskBudgetSec, trialBudgetSec } from "../../../results/status";
 import { tempDir, writeJob } from "../../fixtures/results/build";
 
@@ -183,6 +183,27 @@ describe("durationFromEarlier", () => {
     expect(durationFromEarlier({ task: "a", durationSec: 2900, budgetSec: 3900, timedOut: true }, 6600, share)).toBe(2900 + 2700);
     expect(durationFromEarlier({ task: "a", durationSec: 2900, budgetSec: null, timedOut: true }, 6600, share)).toBeCloseTo(5940, 6);
     expect(durationFromEarlier({ task: "a", durationSec: 2900, budgetSec: 3900, timedOut: true }, null, share)).toBeNull();
+  });
+  it("work that ended earlier is scaled by this job's pace on the tasks both have finished (timeouts left out)", () => {
+    const earlier = [
+      { task: "a", durationSec: 100, budgetSec: 6600 },
+      { task: "b", durationSec: 200, budgetSec: 6600 },
+      { task: "c", durationSec: 300, budgetSec: 6600 },
+      { task: "slow", durationSec: 500, budgetSec: 6600 },
+      { task: "t", durationSec: 2900, budgetSec: 3900, timedOut: true },
+    ];
+    // This job takes twice as long on a, b, c (the timed-out t says nothing of the pace).
+    const finished = [
+      { task: "a", durationSec: 200, budgetSec: 6600 },
+      { task: "b", durationSec: 400, budgetSec: 6600 },
+      { task: "c", durationSec: 600, budgetSec: 6600 },
+      { task: "t", durationSec: 5600, budgetSec: 6600, timedOut: true },
+    ];
+    expect(EARLIER_PACE_MIN_TASKS).toBe(3);
+    expect(earlierPace({ finished, earlier })).toBe(2);
+    expect(earlierPace({ finished: finished.slice(0, 2), earlier })).toBe(1);
+    const e = estimateRemaining({ concurrency: 1, finished, running: [], pending: [{ task: "slow", budgetSec: 6600 }], earlier })!;
+    expect(e.remainingSec).toBe(1000);
   });
   it("a task's own finished attempt in this job outweighs its earlier trials", () => {
     const finished = [{ task: "a", durationSec: 300, budgetSec: 6600 }];
