@@ -12,8 +12,8 @@
 //   observations — "ran at least this long" — which is what corrects the short-ones-first bias;
 // - a task with no finished attempt in this job takes one of its trials in earlier jobs of the same tasks
 //   (the same agent and model on the same dataset, read by status from the runner): seed 000 ran 3×
-//   before 6×, and a task that ran out of its budget there runs out of this one too
-//   (durationFromEarlier);
+//   before 6×, and a task that ran out of its budget there is taken to run out of this one too; work
+//   that ended there takes as long at this job's pace (durationFromEarlier, earlierPace);
 // - a pending attempt whose task has no finished attempt but a running one takes that one's drawn
 //   duration: a task seen running long (a timeout in the making) queues long again;
 // - the mass beyond the longest work seen is the trials that time out: a running trial past every
