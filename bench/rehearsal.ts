@@ -82,6 +82,15 @@ function print(r: RehearsalResult, estimators: Sampled[]): void {
     const without = e.withoutEarlier ? estimatorErrors([e.withoutEarlier], end)[0].new : null;
     out.push(`  at ${pct(f)}: old ${pct(row.old)} → new without earlier jobs ${pct(without)} → new ${pct(row.new)}${e.earlierJobs.length ? ` (earlier: ${e.earlierJobs.join(", ")})` : ""}`);
   }
+  // The same reads against the reference used before endWithoutStop (the real end less the idle time), for samples before the stop.
+  out.push(`the same against the job's real end less the idle time after the stop (${r.endLessIdle}; the reference above: ${r.workEnd}):`);
+  for (const e of estimators) {
+    const end = e.withEarlier.takenAt <= r.passes[0].endedAt ? r.endLessIdle : null;
+    if (!end) continue;
+    const [row] = estimatorErrors([e.withEarlier], end);
+    const without = e.withoutEarlier ? estimatorErrors([e.withoutEarlier], end)[0].new : null;
+    out.push(`  at ${pct(e.withEarlier.fraction)}: old ${pct(row.old)} → new without earlier jobs ${pct(without)} → new ${pct(row.new)}`);
+  }
   out.push("faults and passes:");
   for (const e of r.events) out.push(`  ${e.at} ${e.line} [${e.finished} finished, ${e.started} started]`);
   for (const p of r.passes) out.push(`  pass ${p.name}: ${p.job} ${p.startedAt} → ${p.endedAt}`);

@@ -74,6 +74,8 @@ export interface RehearsalResult {
   smokeRun: { job: string; trials: number; seconds: number } | null;
   /** When the job would have ended without the stop (endWithoutStop: what status's ETA read before the stop is held against). */
   workEnd: string;
+  /** The job's real end less the idle time between the stop and the resume (the reference before endWithoutStop: it counts the cut trials' reruns whole). */
+  endLessIdle: string;
   /** From the start of the run stack's `up` to the first trial's started_at. */
   upToFirstTrialSec: number;
   events: { name: string; line: string; at: string; finished: number; started: number }[];
@@ -349,8 +351,8 @@ export async function rehearse(sim: SimStack, o: RehearsalOptions): Promise<Rehe
   // work it could foresee, so the reference end leaves that gap out.
   const resumePass = passes.find((p) => p.name === "resume")!;
   const gapMs = Date.parse(resumePass.startedAt) - Date.parse(passes[0].endedAt);
-  const workEnd =
-    endWithoutStop(firstJob.trials, { stoppedAt: passes[0].endedAt, idleMs: gapMs, cut }) ?? new Date(Date.parse(firstJob.result?.finished_at ?? resumePass.endedAt) - Math.max(0, gapMs)).toISOString();
+  const endLessIdle = new Date(Date.parse(firstJob.result?.finished_at ?? resumePass.endedAt) - Math.max(0, gapMs)).toISOString();
+  const workEnd = endWithoutStop(firstJob.trials, { stoppedAt: passes[0].endedAt, idleMs: gapMs, cut }) ?? endLessIdle;
   const inPass = (p: PassRecord) => firstJob.trials.filter((t) => t.startedAt !== null && t.startedAt >= p.startedAt && t.startedAt <= p.endedAt);
 
   return {
@@ -363,6 +365,7 @@ export async function rehearse(sim: SimStack, o: RehearsalOptions): Promise<Rehe
     smokeRun,
     upToFirstTrialSec: (firstTrialStart - upStart) / 1000,
     workEnd,
+    endLessIdle,
     events,
     passes,
     peakNetworks,
