@@ -22,5 +22,9 @@ built=$repo/dist/components/index.js
 if [ ! -f "$built" ] || [ -n "$(find "$repo/components" -type f \( -name '*.ts' -o -name '*.sh' \) -newer "$built" -print -quit)" ]; then
   bash "$repo/scripts/build.sh"
 fi
-node "$repo/node_modules/typescript/bin/tsc" -p "$here/tsconfig.json"
+# Compiled aside and renamed into place: an engine starting this plugin meanwhile reads a whole index.js.
+staging=$(mktemp -d "$here/.build-XXXXXX")
+trap 'rm -rf "$staging"' EXIT
+node "$repo/node_modules/typescript/bin/tsc" -p "$here/tsconfig.json" --outDir "$staging"
+mv "$staging/index.js" "$here/index.js"
 echo "built plugin/index.js (reprobench $mine, on $(realpath --relative-to="$here" "$built"))"

@@ -26,7 +26,7 @@ export const EXPECTED_SECONDS: Readonly<Record<string, number>> = {
   "test/integration/registry.test.ts": 60,
   "test/integration/vllm-double.test.ts": 31,
   // Measured alone 2026-12-05 (15 s): an offline npm ci of the linked layout, two builds, one CLI call.
-  "test/integration/linked-install.test.ts": 30,
+  "test/integration/linked-install.test.ts": 50,
   "test/integration/router-loopback.test.ts": 11,
 };
 

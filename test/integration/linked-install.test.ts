@@ -3,8 +3,9 @@
 // traffic), then the build. The provider plugin starts there and serves its schema to the real CLI, and the
 // host scripts' progress path finds one gRPC copy for its engine client: its own declared @grpc/grpc-js is
 // the copy @pulumi/pulumi's generated stubs use (two copies would fail grpc-js's credentials check, and
-// every progress line would be dropped).
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+// every progress line would be dropped). A rebuild there never leaves dist/components missing or half built
+// for a program or plugin that loads it meanwhile (suites side by side share the checkout's build).
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -59,4 +60,26 @@ describe("the package installed with npm's linked strategy", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ same: true, store: true });
   });
+
+  it("rebuilds in place: a reader meanwhile finds a whole build every time, and the source maps still point at components/", async () => {
+    const must = ["dist/components/index.js", "dist/components/scripts/harbor-launch.sh", "dist/components/weights/requirements.txt"].map((f) => path.join(dir!, f));
+    let reads = 0;
+    let missing = 0;
+    let done = false;
+    const build = run(["bash", "scripts/build.sh"], { cwd: dir, env, timeoutMs: 600_000 }).finally(() => (done = true));
+    // Sampled while the build runs (it ends by itself, bounded by its timeout); every 20 ms.
+    while (!done) {
+      reads++;
+      if (!must.every((f) => existsSync(f))) missing++;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const r = await build;
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    console.log(`${reads} reads of dist/components during the rebuild, ${missing} found it incomplete`);
+    expect(reads).toBeGreaterThan(20);
+    expect(missing).toBe(0);
+    expect(JSON.parse(readFileSync(path.join(dir!, "dist/components/index.js.map"), "utf8")).sources).toEqual(["../../components/index.ts"]);
+    expect(readdirSync(dir!).filter((f) => f.startsWith(".dist-build-"))).toEqual([]);
+    expect(readdirSync(path.join(dir!, "dist"))).toEqual(["components"]);
+  }, 600_000);
 });
