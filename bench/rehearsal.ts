@@ -4,7 +4,11 @@
 // audit against the ground truth, the address-pool pitfall and the leak check. Before it, as seed 000 did,
 // a 3× smoke run of the same tasks (no faults), which status's ETA reads as an earlier job; --no-smoke
 // leaves it out. Prints every figure.
-//   node --import tsx bench/rehearsal.ts [tasks] [trials] [agents] [--no-smoke]
+// --save DIR keeps what the ETA was computed from: the runner's raw status probe at each sample
+// (sample-<percent>.json) and the result (result.json), for replaying estimators offline.
+//   node --import tsx bench/rehearsal.ts [tasks] [trials] [agents] [--no-smoke] [--save DIR]
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { runStatus } from "../cli/commands/status";
 import type { StatusReport } from "../results/status";
 import { simDown } from "../sim/cluster";
@@ -14,8 +18,13 @@ import { repoRoot } from "../test/helpers/project";
 import { rehearsalCluster, type RehearsalResult, rehearse } from "../test/helpers/rehearsal";
 
 const instance = { name: "rehearsal", slot: 11 };
-const args = process.argv.slice(2).filter((a) => a !== "--no-smoke");
-const smoke = !process.argv.includes("--no-smoke");
+const argv = process.argv.slice(2);
+const saveAt = argv.indexOf("--save");
+const saveDir = saveAt >= 0 ? argv[saveAt + 1] : null;
+if (saveAt >= 0 && !saveDir) throw new Error("--save: expected a directory");
+const args = argv.filter((a, i) => a !== "--no-smoke" && a !== "--save" && (saveAt < 0 || i !== saveAt + 1));
+const smoke = !argv.includes("--no-smoke");
+if (saveDir) fs.mkdirSync(saveDir, { recursive: true });
 const tasks = Number(args[0] ?? SEED000_TASK_COUNT);
 const trials = Number(args[1] ?? 25);
 const agents = Number(args[2] ?? 20);
@@ -51,10 +60,19 @@ function sampleEstimators(sim: Awaited<ReturnType<typeof rehearsalCluster>>, mes
     (async () => {
       const report = await read([]);
       if (!report) return null;
+      if (saveDir && report.job) await saveProbe(sim, report.job.dir, report.job.unit ?? "", fraction);
       const without = await read(["--earlier-jobs", "0"]);
       return { withEarlier: estimatesOfReport(report, fraction), earlierJobs: report.eta?.earlierJobs ?? [], withoutEarlier: without && estimatesOfReport(without, fraction) };
     })().catch(() => null),
   );
+}
+
+/** The runner's raw probe of the job (results/remote/status-probe.sh), as status reads it. */
+async function saveProbe(sim: Awaited<ReturnType<typeof rehearsalCluster>>, jobDir: string, unit: string, fraction: number): Promise<void> {
+  const script = fs.readFileSync(path.join(repoRoot, "results", "remote", "status-probe.sh"));
+  const out = await sim.ssh("worker-b", `JOB_DIR='${jobDir}' UNIT='${unit}' LOG_LINES=0 bash -s`, script);
+  const probe: unknown = JSON.parse(out.trim().split("\n").pop() ?? "null");
+  fs.writeFileSync(path.join(saveDir!, `sample-${Math.round(fraction * 100)}.json`), JSON.stringify({ fraction, takenAt: new Date().toISOString(), probe }));
 }
 
 function print(r: RehearsalResult, estimators: Sampled[]): void {
@@ -70,7 +88,7 @@ function print(r: RehearsalResult, estimators: Sampled[]): void {
   out.push(`per-trial overhead outside agent and verifier: mean ${fmt(r.overhead.meanSec)}, median ${fmt(r.overhead.p50Sec)}, max ${fmt(r.overhead.maxSec)} (${r.overhead.trials} trials)`);
   out.push(`peak trial networks in use: ${r.peakNetworks}; peak trial containers running: ${r.peakRunning}`);
   // status's ETA is results/eta.ts since issue 33; the mean-of-finished-trials estimate before it was off by 40–72 % here.
-  out.push("status ETA error at 25/50/75 % of trials finished (results/eta.ts; positive: the job ended later than status said; for samples before the stop the reference is when the job would have ended without it: reruns of the trials it cut short placed at their first start, later trials moved back by the idle time):");
+  out.push("status ETA error at 25/50/75 % of trials finished (results/eta.ts; positive: the job ended later than status said; for samples before the stop the reference is when the job would have ended without it (sim/rehearsal/measure.ts endWithoutStop): a cut trial that runs into its agent timeout ends that long after its agent began plus what the finished timeouts took after theirs, another one its rerun's duration after its start, never before the stop; later trials move back by the idle time):");
   for (const s of r.etaSamples) out.push(`  at ${pct(s.fraction)}: ETA ${s.finishAt ?? "none"} → error ${s.errorSec === null ? "-" : fmt(s.errorSec)} (${pct(s.errorOfRemaining)} of the time left)`);
   // The reference end of each sample is the helper's (finishAt + errorSec), so both estimators are held to it.
   out.push("ETA error of the time left, old estimator (mean of the finished trials) → new (results/eta.ts) without earlier jobs (--earlier-jobs 0) → new as status gives it (with the smoke run when there was one):");
@@ -129,7 +147,9 @@ async function main(): Promise<void> {
       smoke: smoke ? { agentTimeoutMultiplier: 3 } : undefined,
       log,
     });
-    print(r, (await Promise.all(estimatorSamples)).filter((x): x is Sampled => x !== null));
+    const sampled = (await Promise.all(estimatorSamples)).filter((x): x is Sampled => x !== null);
+    if (saveDir) fs.writeFileSync(path.join(saveDir, "result.json"), JSON.stringify({ result: r, sampled }));
+    print(r, sampled);
   } finally {
     await sim.cleanup().catch(async (err: Error) => {
       log(`cleanup failed (${err.message}); removing the instance`);

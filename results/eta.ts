@@ -13,7 +13,10 @@
 // - a task with no finished attempt in this job takes one of its trials in earlier jobs of the same tasks
 //   (the same agent and model on the same dataset, read by status from the runner): seed 000 ran 3×
 //   before 6×, and a task that ran out of its budget there is taken to run out of this one too; work
-//   that ended there takes as long at this job's pace (durationFromEarlier, earlierPace);
+//   that ended there takes as long; either times a ratio drawn from this job's pace against the earlier
+//   ones (earlierPaceDistribution: Kaplan–Meier over duration here / earlier, the running trials
+//   censored, since the first to finish are the ones that ran fast this time; work and timeouts apart),
+//   and a trial past every ratio seen is late, not a timeout in the making (OVERDUE_SHARE);
 // - a pending attempt whose task has no finished attempt but a running one takes that one's drawn
 //   duration: a task seen running long (a timeout in the making) queues long again;
 // - the mass beyond the longest work seen is the trials that time out: a running trial past every
@@ -173,26 +176,66 @@ export function durationFromEarlier(t: NonNullable<EtaInput["earlier"]>[number],
 export const EARLIER_PACE_MIN_TASKS = 3;
 
 /**
- * How much slower this job does the same work than the earlier jobs did (a loaded server, a flaky proxy):
- * the median over tasks that ended without a timeout in both of (mean duration here / mean there); 1
- * until EARLIER_PACE_MIN_TASKS such tasks have finished.
+ * How much longer this job takes than the earlier jobs said (a loaded server, a flaky proxy, a busier
+ * machine), as a distribution: per task, its duration here over what its earlier trials give
+ * (`expected`, durationFromEarlier at pace 1; a timeout's is its earlier duration shifted by the change of
+ * budget). Finished tasks are events; running ones are censored at elapsed / expected — the tasks that
+ * finish first are the ones that ran fast this time, so the finished ones alone would say "faster". The
+ * Kaplan–Meier estimate over those ratios, or null until EARLIER_PACE_MIN_TASKS tasks have finished here.
+ * Work that timed out before and work that ended are two distributions (`expected` holds one kind): a
+ * timeout's length is set by its budget and varies little, work varies with the run.
  */
-export function earlierPace(o: Pick<EtaInput, "finished" | "earlier">): number {
-  const meanOf = (trials: readonly { task?: string; durationSec: number; timedOut?: boolean }[]) => {
-    const by = new Map<string, number[]>();
-    for (const t of trials) if (t.task !== undefined && !t.timedOut) by.set(t.task, [...(by.get(t.task) ?? []), t.durationSec]);
-    return new Map([...by].map(([task, d]) => [task, d.reduce((a, b) => a + b, 0) / d.length]));
-  };
-  const here = meanOf(o.finished);
-  const there = meanOf(o.earlier ?? []);
-  const ratios = [...here].filter(([task]) => (there.get(task) ?? 0) > 0).map(([task, d]) => d / there.get(task)!).sort((a, b) => a - b);
-  return ratios.length >= EARLIER_PACE_MIN_TASKS ? quantile(ratios, 0.5) : 1;
+export function earlierPaceDistribution(o: Pick<EtaInput, "finished" | "running">, expected: ReadonlyMap<string, number>): DurationDistribution | null {
+  const here = new Map<string, number[]>();
+  for (const t of o.finished) if (t.task !== undefined && expected.has(t.task)) here.set(t.task, [...(here.get(t.task) ?? []), t.durationSec]);
+  const events = [...here].map(([task, d]) => d.reduce((a, b) => a + b, 0) / d.length / expected.get(task)!);
+  if (events.length < EARLIER_PACE_MIN_TASKS) return null;
+  const censored = o.running.filter((t) => t.task !== undefined && expected.has(t.task) && !here.has(t.task)).map((t) => t.elapsedSec / expected.get(t.task!)!);
+  return kaplanMeier(events, censored, Infinity);
 }
+
+/** The median of earlierPaceDistribution for work that ended before (1 while it is null): how much slower this job runs the same tasks. */
+export function earlierPace(o: Pick<EtaInput, "finished" | "running" | "pending" | "earlier">): number {
+  const dist = earlierPaceDistribution(o, earlierExpected(o, () => null).work);
+  if (!dist) return 1;
+  let acc = 0;
+  for (const x of dist.points) if ((acc += x.p) >= 0.5) return x.u;
+  return dist.points[dist.points.length - 1].u;
+}
+
+/**
+ * Per task with earlier trials, what they give for this job (durationFromEarlier at pace 1; their mean):
+ * `timeouts` for a task whose every earlier trial timed out, `work` for the others.
+ */
+function earlierExpected(o: Pick<EtaInput, "finished" | "running" | "pending" | "earlier">, timeoutSec: (budgetSec: number | null) => number | null): { work: Map<string, number>; timeouts: Map<string, number> } {
+  const budgets = new Map<string, number | null>();
+  for (const t of [...o.finished, ...o.running, ...o.pending]) if (t.task !== undefined) budgets.set(t.task, t.budgetSec);
+  const by = new Map<string, { sec: number[]; allTimedOut: boolean }>();
+  for (const t of o.earlier ?? []) {
+    const sec = durationFromEarlier(t, budgets.get(t.task) ?? null, timeoutSec);
+    if (sec === null || !(sec > 0)) continue;
+    const e = by.get(t.task) ?? { sec: [], allTimedOut: true };
+    by.set(t.task, { sec: [...e.sec, sec], allTimedOut: e.allTimedOut && t.timedOut === true });
+  }
+  const mean = (d: number[]) => d.reduce((a, b) => a + b, 0) / d.length;
+  return {
+    work: new Map([...by].filter(([, e]) => !e.allTimedOut).map(([task, e]) => [task, mean(e.sec)])),
+    timeouts: new Map([...by].filter(([, e]) => e.allTimedOut).map(([task, e]) => [task, mean(e.sec)])),
+  };
+}
+
+/**
+ * A trial slower, against its earlier trials, than every trial of this job so far is taken to end within
+ * this share of its elapsed time: it is late, not a timeout in the making (that would have shown earlier).
+ */
+export const OVERDUE_SHARE = 0.1;
 
 /**
  * A trial whose task has finished attempts takes one of their durations (longer than `atLeast`, its
  * elapsed time when it runs): attempts of one task behave alike. A task with no finished attempt in this
- * job takes one its trials in earlier jobs give (durationFromEarlier, at this job's pace).
+ * job takes what one of its trials in earlier jobs gives (durationFromEarlier) times a ratio drawn from
+ * earlierPaceDistribution of its kind (work or timeout) — for a running trial, one beyond the ratio it has
+ * already reached; past every ratio seen, it is late (OVERDUE_SHARE).
  */
 function siblingSampler(o: EtaInput, timeoutSec: (budgetSec: number | null) => number | null): (task: string | undefined, atLeast: number, random: () => number) => number | null {
   const siblings = new Map<string, number[]>();
@@ -200,15 +243,25 @@ function siblingSampler(o: EtaInput, timeoutSec: (budgetSec: number | null) => n
   const budgets = new Map<string, number | null>();
   for (const t of [...o.finished, ...o.running, ...o.pending]) if (t.task !== undefined) budgets.set(t.task, t.budgetSec);
   const earlier = new Map<string, number[]>();
-  const pace = earlierPace(o);
   for (const t of o.earlier ?? []) {
     if (siblings.has(t.task)) continue;
-    const sec = durationFromEarlier(t, budgets.get(t.task) ?? null, timeoutSec, pace);
-    if (sec !== null) earlier.set(t.task, [...(earlier.get(t.task) ?? []), sec]);
+    const sec = durationFromEarlier(t, budgets.get(t.task) ?? null, timeoutSec);
+    if (sec !== null && sec > 0) earlier.set(t.task, [...(earlier.get(t.task) ?? []), sec]);
   }
+  const expected = earlierExpected(o, timeoutSec);
+  const pace = { work: earlierPaceDistribution(o, expected.work), timeouts: earlierPaceDistribution(o, expected.timeouts) };
   return (task, atLeast, random) => {
-    const pool = (task === undefined ? [] : (siblings.get(task) ?? earlier.get(task) ?? [])).filter((d) => d > atLeast);
-    return pool.length ? pool[Math.floor(random() * pool.length)] : null;
+    if (task === undefined) return null;
+    const own = siblings.get(task)?.filter((d) => d > atLeast);
+    if (own?.length) return own[Math.floor(random() * own.length)];
+    const before = earlier.get(task);
+    if (siblings.has(task) || !before?.length) return null;
+    const base = before[Math.floor(random() * before.length)];
+    const cap = Math.max(budgets.get(task) ?? Infinity, atLeast);
+    const dist = expected.timeouts.has(task) ? pace.timeouts : pace.work;
+    const r = dist ? drawBeyond(dist, atLeast / base, random) : base > atLeast ? 1 : null;
+    if (r === null || r === Infinity) return Math.min(atLeast * (1 + OVERDUE_SHARE), cap);
+    return Math.min(base * r, cap);
   };
 }
 

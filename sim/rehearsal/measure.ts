@@ -77,27 +77,60 @@ export function etaErrors(samples: readonly EtaSample[], actualEnd: string): { f
   });
 }
 
+/** A trial the stop cut short, read before the resume deleted it. */
+export interface CutTrial {
+  task: string;
+  startedAt: string;
+  /** When its agent began (null: still in setup at the stop). */
+  agentStartedAt?: string | null;
+}
+
+const median = (xs: readonly number[]): number | null => {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
 /**
  * When the job would have ended had the stop not happened (what an ETA read before the stop is held to):
- * a trial that ended before the stop ended then; a rerun of a trial the stop cut short (Harbor's resume
- * deletes it and starts the task again from nothing) is placed at the cut trial's start, with the rerun's
- * duration; a trial that had not started by the stop is moved back by the idle time between the stop and
- * the resume. `cut` lists the cut trials' tasks and starts, read before the resume. Null without trials.
+ * a trial that ended before the stop ended then; a trial not started by the stop is moved back by the idle
+ * time between the stop and the resume. A trial the stop cut short (Harbor's resume deletes it and runs the
+ * task again from nothing, in an emptier job, so faster) would have run at least until the stop:
+ * - one whose task runs into its agent timeout (`agentTimeoutSec`, the ground truth's) would have ended
+ *   that long after its agent began, plus what the job's finished agent timeouts took after theirs
+ *   (verifier, teardown; their median);
+ * - any other ends with its rerun's duration from its own start, or at the stop if that is later.
+ * `stoppedAt` is when the stop began (harbor got SIGTERM). Null without trials.
  */
 export function endWithoutStop(
-  trials: readonly Pick<TrialInput, "task" | "startedAt" | "finishedAt">[],
-  o: { stoppedAt: string; idleMs: number; cut: readonly { task: string; startedAt: string }[] },
+  trials: readonly (Pick<TrialInput, "task" | "startedAt" | "finishedAt"> & Partial<Pick<TrialInput, "exceptionType" | "durationSec" | "phases">>)[],
+  o: { stoppedAt: string; idleMs: number; cut: readonly CutTrial[]; agentTimeoutSec?: (task: string) => number | null },
 ): string | null {
   const stop = parseTime(o.stoppedAt)!;
-  const cutStarts = new Map<string, number[]>();
-  for (const c of [...o.cut].sort((a, b) => (parseTime(a.startedAt) ?? 0) - (parseTime(b.startedAt) ?? 0))) cutStarts.set(c.task, [...(cutStarts.get(c.task) ?? []), parseTime(c.startedAt)!]);
+  const phased = trials.filter((t) => t.phases && t.durationSec != null && t.phases.environmentSetup !== null && t.phases.agentSetup !== null && t.phases.agentExecution !== null);
+  const beforeAgent = median(phased.map((t) => t.phases!.environmentSetup! + t.phases!.agentSetup!));
+  const afterTimeout = median(phased.filter((t) => t.exceptionType === "AgentTimeoutError").map((t) => t.durationSec! - t.phases!.environmentSetup! - t.phases!.agentSetup! - t.phases!.agentExecution!));
+  const cutOf = new Map<string, CutTrial[]>();
+  for (const c of [...o.cut].sort((a, b) => (parseTime(a.startedAt) ?? 0) - (parseTime(b.startedAt) ?? 0))) cutOf.set(c.task, [...(cutOf.get(c.task) ?? []), c]);
+  /** A cut trial's natural end when it runs into its agent timeout; null when that cannot be said. */
+  const timeoutEnd = (c: CutTrial): number | null => {
+    const agentSec = o.agentTimeoutSec?.(c.task) ?? null;
+    if (agentSec === null || afterTimeout === null) return null;
+    const agentStart = c.agentStartedAt ? parseTime(c.agentStartedAt) : beforeAgent === null ? null : parseTime(c.startedAt)! + beforeAgent * 1000;
+    return agentStart === null || agentStart === undefined ? null : agentStart + (agentSec + afterTimeout) * 1000;
+  };
   let end: number | null = null;
   for (const t of [...trials].sort((a, b) => (parseTime(a.startedAt) ?? 0) - (parseTime(b.startedAt) ?? 0))) {
     const start = parseTime(t.startedAt);
     const finish = parseTime(t.finishedAt);
     if (start === null || finish === null) continue;
-    const firstStart = start > stop ? cutStarts.get(t.task)?.shift() : undefined;
-    const at = start <= stop ? finish : firstStart !== undefined ? firstStart + (finish - start) : finish - Math.max(0, o.idleMs);
+    let at: number;
+    if (start <= stop) at = finish;
+    else {
+      const c = cutOf.get(t.task)?.shift();
+      if (c === undefined) at = finish - Math.max(0, o.idleMs);
+      else at = Math.max(stop, timeoutEnd(c) ?? parseTime(c.startedAt)! + (finish - start));
+    }
     end = Math.max(end ?? at, at);
   }
   return end === null ? null : new Date(end).toISOString();

@@ -20,7 +20,7 @@ import type { StatusReport } from "../../results/status";
 import { mustRun } from "../../sim/exec";
 import { setNetworkConditions } from "../../sim/settings";
 import type { SimInstance } from "../../sim/layout";
-import { auditCounts, auditMismatches, countRows, endWithoutStop, type EtaSample, etaErrors, type ExpectedOutcome, expectedCounts, overheadOutsideAgentAndVerifier, throughput } from "../../sim/rehearsal/measure";
+import { auditCounts, auditMismatches, countRows, type CutTrial, endWithoutStop, type EtaSample, etaErrors, type ExpectedOutcome, expectedCounts, overheadOutsideAgentAndVerifier, throughput } from "../../sim/rehearsal/measure";
 import { prepareRehearsal, type RehearsalReport } from "../../sim/rehearsal/prepare";
 import { verdictsYaml } from "../../sim/rehearsal/tasks";
 import { describeEvent, dueEvents, type FaultEvent, parseFaultTimeline } from "../../sim/rehearsal/timeline";
@@ -74,6 +74,9 @@ export interface RehearsalResult {
   smokeRun: { job: string; trials: number; seconds: number } | null;
   /** When the job would have ended without the stop (endWithoutStop: what status's ETA read before the stop is held against). */
   workEnd: string;
+  /** The first job's trials after the resume (what workEnd is computed from) and the trials the stop cut. */
+  trialTimes: { task: string; startedAt: string | null; finishedAt: string | null; exceptionType: string | null }[];
+  cut: CutTrial[];
   /** The job's real end less the idle time between the stop and the resume (the reference before endWithoutStop: it counts the cut trials' reruns whole). */
   endLessIdle: string;
   /** From the start of the run stack's `up` to the first trial's started_at. */
@@ -281,15 +284,16 @@ export async function rehearse(sim: SimStack, o: RehearsalOptions): Promise<Rehe
   if (unfired.length) log(`the job ended before: ${unfired.map((e) => e.name).join(", ")}`);
   // The trials the stop cut short (cancelled, or ended with neither exception nor verifier result): the
   // resume deletes and reruns them, so their starts are read now (endWithoutStop).
-  const cut = (
+  const cut: CutTrial[] = (
     await sim.ssh(
       RUNNER,
-      `cd ${jobDir} && for f in */result.json; do jq -r 'select((.exception_info.exception_type // "") == "CancelledError" or (.exception_info == null and .verifier_result == null)) | "\\(.task_name)\\t\\(.started_at)"' "$f" 2>/dev/null || true; done`,
+      `cd ${jobDir} && for f in */result.json; do jq -r 'select((.exception_info.exception_type // "") == "CancelledError" or (.exception_info == null and .verifier_result == null)) | "\\(.task_name)\\t\\(.started_at)\\t\\(.agent_execution.started_at // "")"' "$f" 2>/dev/null || true; done`,
     )
   )
     .split("\n")
     .filter((l) => l.includes("\t"))
-    .map((l) => ({ task: l.split("\t")[0], startedAt: l.split("\t")[1] }));
+    .map((l) => l.split("\t"))
+    .map(([task, startedAt, agentStartedAt]) => ({ task, startedAt, agentStartedAt: agentStartedAt || null }));
   log(`cut short by the stop: ${cut.map((c) => c.task).join(", ") || "none"}`);
   // Whatever the timeline left on, the passes after the stop see a clean network.
   setNetworkConditions({ root: repoRoot, instance: o.instance }, { failFraction: 0, failTargets: [] });
@@ -352,7 +356,12 @@ export async function rehearse(sim: SimStack, o: RehearsalOptions): Promise<Rehe
   const resumePass = passes.find((p) => p.name === "resume")!;
   const gapMs = Date.parse(resumePass.startedAt) - Date.parse(passes[0].endedAt);
   const endLessIdle = new Date(Date.parse(firstJob.result?.finished_at ?? resumePass.endedAt) - Math.max(0, gapMs)).toISOString();
-  const workEnd = endWithoutStop(firstJob.trials, { stoppedAt: passes[0].endedAt, idleMs: gapMs, cut }) ?? endLessIdle;
+  // The stop began with the destroy (harbor got SIGTERM then); the trials it cut that run into their agent
+  // timeout (the ground truth at this run's multiplier) would have ended that long after their agent began.
+  const stopAt = events.find((e) => timeline.events.some((t) => t.name === e.name && t.stop))?.at ?? passes[0].endedAt;
+  const multiplier = Number((config["reprobench:run"] as { agentTimeoutMultiplier?: number }).agentTimeoutMultiplier ?? 1);
+  const timingOut = new Map(prepare.tasks.filter((t) => t.expected.exception === "AgentTimeoutError").map((t) => [t.name, t.agentTimeoutSec * multiplier]));
+  const workEnd = endWithoutStop(firstJob.trials, { stoppedAt: stopAt, idleMs: gapMs, cut, agentTimeoutSec: (task) => timingOut.get(task) ?? null }) ?? endLessIdle;
   const inPass = (p: PassRecord) => firstJob.trials.filter((t) => t.startedAt !== null && t.startedAt >= p.startedAt && t.startedAt <= p.endedAt);
 
   return {
@@ -363,6 +372,8 @@ export async function rehearse(sim: SimStack, o: RehearsalOptions): Promise<Rehe
     jobName,
     rerunJobName,
     smokeRun,
+    trialTimes: firstJob.trials.map((t) => ({ task: t.task, startedAt: t.startedAt, finishedAt: t.finishedAt, exceptionType: t.exceptionType })),
+    cut,
     upToFirstTrialSec: (firstTrialStart - upStart) / 1000,
     workEnd,
     endLessIdle,

@@ -184,7 +184,7 @@ describe("durationFromEarlier", () => {
     expect(durationFromEarlier({ task: "a", durationSec: 2900, budgetSec: null, timedOut: true }, 6600, share)).toBeCloseTo(5940, 6);
     expect(durationFromEarlier({ task: "a", durationSec: 2900, budgetSec: 3900, timedOut: true }, null, share)).toBeNull();
   });
-  it("work that ended earlier is scaled by this job's pace on the tasks both have finished (timeouts left out)", () => {
+  it("work that ended earlier is scaled by this job's pace on the tasks both have finished (a timeout against its shifted duration)", () => {
     const earlier = [
       { task: "a", durationSec: 100, budgetSec: 6600 },
       { task: "b", durationSec: 200, budgetSec: 6600 },
@@ -192,7 +192,8 @@ describe("durationFromEarlier", () => {
       { task: "slow", durationSec: 500, budgetSec: 6600 },
       { task: "t", durationSec: 2900, budgetSec: 3900, timedOut: true },
     ];
-    // This job takes twice as long on a, b, c (the timed-out t says nothing of the pace).
+    // This job takes twice as long on a, b, c; t times out again, as long as its earlier run shifted by the
+    // change of budget (2900 + 6600 − 3900): a timeout, whose ratio (1) is not the work's.
     const finished = [
       { task: "a", durationSec: 200, budgetSec: 6600 },
       { task: "b", durationSec: 400, budgetSec: 6600 },
@@ -200,10 +201,25 @@ describe("durationFromEarlier", () => {
       { task: "t", durationSec: 5600, budgetSec: 6600, timedOut: true },
     ];
     expect(EARLIER_PACE_MIN_TASKS).toBe(3);
-    expect(earlierPace({ finished, earlier })).toBe(2);
-    expect(earlierPace({ finished: finished.slice(0, 2), earlier })).toBe(1);
+    expect(earlierPace({ finished, running: [], pending: [], earlier })).toBe(2);
+    expect(earlierPace({ finished: finished.slice(0, 2), running: [], pending: [], earlier })).toBe(1);
     const e = estimateRemaining({ concurrency: 1, finished, running: [], pending: [{ task: "slow", budgetSec: 6600 }], earlier })!;
+    // 500 s earlier, at this job's pace for work (2 on each of a, b, c): 1000 s in every draw.
     expect(e.remainingSec).toBe(1000);
+    expect(e.lowSec).toBe(1000);
+  });
+  it("the pace counts the tasks still running here as 'at least this slow': the first to finish ran fast this time", () => {
+    const earlier = ["a", "b", "c", "d", "e", "f"].map((task) => ({ task, durationSec: 100, budgetSec: 6600 }));
+    // Three tasks finished at 0.9 of their earlier time; three run at 1.3 of it already.
+    const finished = ["a", "b", "c"].map((task) => ({ task, durationSec: 90, budgetSec: 6600 }));
+    const running = ["d", "e", "f"].map((task) => ({ task, elapsedSec: 130, budgetSec: 6600 }));
+    expect(earlierPace({ finished, running: [], pending: [], earlier })).toBeCloseTo(0.9, 9);
+    expect(earlierPace({ finished, running, pending: [], earlier })).toBeCloseTo(0.9, 9);
+    // Running trials past every finished ratio are late, not timeouts: they end within a tenth of their
+    // elapsed time more (never run to their 6600 s budget), and the pending one takes ~90 s after them.
+    const e = estimateRemaining({ concurrency: 3, finished, running, pending: [{ task: "a", budgetSec: 6600 }], earlier })!;
+    expect(e.remainingSec).toBeLessThanOrEqual(130 * 0.1 + 90 + 1e-9);
+    expect(e.highSec).toBeLessThan(300);
   });
   it("a task's own finished attempt in this job outweighs its earlier trials", () => {
     const finished = [{ task: "a", durationSec: 300, budgetSec: 6600 }];

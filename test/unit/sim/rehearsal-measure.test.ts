@@ -139,4 +139,39 @@ describe("endWithoutStop", () => {
     expect(endWithoutStop(trials, { ...stop, cut })).toBe("2026-12-06T10:16:00.000Z");
     expect(endWithoutStop([{ task: "t", startedAt: at("10:01"), finishedAt: null }], { ...stop, cut })).toBeNull();
   });
+  it("a cut trial ran at least until the stop: a rerun in the emptier resume that is quicker than its run so far does not end it earlier", () => {
+    const trials = [{ task: "slow", startedAt: at("10:11"), finishedAt: at("10:14") }];
+    // 10:02 + 3 min would be 10:05, but it was still running at 10:10.
+    expect(endWithoutStop(trials, { ...stop, cut: [{ task: "slow", startedAt: at("10:02") }] })).toBe("2026-12-06T10:10:00.000Z");
+  });
+  it("a cut trial that runs into its agent timeout ends that long after its agent began, plus what the finished timeouts took after theirs", () => {
+    const phases = (setup: number, agent: number) => ({ environmentSetup: setup / 2, agentSetup: setup / 2, agentExecution: agent, verifier: null });
+    const timedOut = (task: string, startMin: number, afterSec: number) => ({
+      task,
+      startedAt: at(`10:0${startMin}`),
+      finishedAt: new Date(Date.parse(`${at(`10:0${startMin}`)}Z`) + (60 + 600 + afterSec) * 1000).toISOString(),
+      exceptionType: "AgentTimeoutError",
+      durationSec: 60 + 600 + afterSec,
+      phases: phases(60, 600),
+    });
+    // Two finished timeouts: 60 s of setup, the 600 s agent budget, then 100 and 140 s (median 120 s).
+    const trials = [
+      timedOut("t1", 0, 100),
+      timedOut("t2", 0, 140),
+      // The reruns of the cut trials, quick in the resume.
+      { task: "cut-in-agent", startedAt: at("10:11"), finishedAt: at("10:12") },
+      { task: "cut-in-setup", startedAt: at("10:11"), finishedAt: at("10:12") },
+    ];
+    const cut = [
+      { task: "cut-in-agent", startedAt: at("10:02"), agentStartedAt: at("10:03") },
+      // Still in setup at the stop: its agent is taken to begin after the median setup (60 s).
+      { task: "cut-in-setup", startedAt: at("10:09"), agentStartedAt: null },
+    ];
+    const agentTimeoutSec = (task: string) => (task.startsWith("cut-") ? 600 : null);
+    // 10:09 + 1 min + 10 min + 2 min = 10:22 (the other: 10:03 + 12 min = 10:15).
+    expect(endWithoutStop(trials, { ...stop, cut, agentTimeoutSec })).toBe("2026-12-06T10:22:00.000Z");
+    expect(endWithoutStop(trials, { ...stop, cut: cut.slice(0, 1), agentTimeoutSec })).toBe("2026-12-06T10:15:00.000Z");
+    // Without the ground truth's timeouts: from their reruns, at least until the stop (10:10); t2's end is later.
+    expect(endWithoutStop(trials, { ...stop, cut })).toBe("2026-12-06T10:13:20.000Z");
+  });
 });
