@@ -282,7 +282,7 @@ export function taskBudgetSec(task: NonNullable<JobProbe["tasks"]>[number], conf
 
 /**
  * The pending trials in the order Harbor starts them: attempt by attempt over the tasks (the dataset's
- * listing, then tasks seen only in trial dirs), each task's attempts after the ones already started; the
+ * listing in its directory order, as the probe gives it, then tasks seen only in trial dirs), each task's attempts after the ones already started; the
  * first `pending` of them, padded with trials of unknown task and budget when the listing is short.
  */
 export function pendingTrials(order: readonly string[], started: ReadonlyMap<string, number>, attempts: number, pending: number, budget: (task: string) => number | null): { task?: string; budgetSec: number | null }[] {

@@ -89,7 +89,15 @@ job_json() {
   echo '[]' >"$tmp/earlier"
   if [ "$exists" = true ]; then
     [ -f "$JOB_DIR/config.json" ] && { jq -c . "$JOB_DIR/config.json" >"$tmp/config" 2>/dev/null || echo null >"$tmp/config"; }
-    [ -f "$JOB_DIR/result.json" ] && { jq -c 'del(.trial_results)' "$JOB_DIR/result.json" >"$tmp/result" 2>/dev/null || echo null >"$tmp/result"; }
+    # Harbor rewrites result.json in place (write_text): a read can catch it half written. Read it again
+    # (bounded: 5 tries, 0.2 s apart) rather than report a job without its totals.
+    if [ -f "$JOB_DIR/result.json" ]; then
+      for try in 1 2 3 4 5; do
+        jq -c 'del(.trial_results)' "$JOB_DIR/result.json" >"$tmp/result" 2>/dev/null && break
+        echo null >"$tmp/result"
+        [ "$try" = 5 ] || sleep 0.2
+      done
+    fi
     # Trial dirs are the ones with a config.json (Harbor writes it first); its time is when the trial began.
     find "$JOB_DIR" -mindepth 2 -maxdepth 2 -name config.json -printf '%h\t%T@\n' |
       jq -R -s -c '[split("\n")[] | select(length > 0) | split("\t") | {dir: (.[0] | split("/") | last), configTime: ((.[1] | tonumber) * 1000 | floor)}]' >"$tmp/trials"
@@ -118,10 +126,12 @@ job_json() {
     done | jq -c -s . >"$tmp/timeouts"
     # Every task of the job (local datasets: each child of datasets[].path with a task.toml, and
     # tasks[].path) with its agent and verifier timeout_sec, so the ETA knows the pending trials' tiers.
+    # In Harbor's order: it lists a local dataset with Path.iterdir(), the directory's own order (find's,
+    # not a sorted glob's), and starts the trials in that order.
     local dir
     {
       { jq -r '(.datasets // [])[] | .path // empty' "$JOB_DIR/config.json" 2>/dev/null || true; } | while IFS= read -r dir; do
-        for d in "$dir"/*/; do if [ -f "$d/task.toml" ]; then printf '%s\n' "${d%/}"; fi; done
+        { find "$dir" -mindepth 1 -maxdepth 1 2>/dev/null || true; } | while IFS= read -r d; do if [ -f "$d/task.toml" ]; then printf '%s\n' "$d"; fi; done
       done
       jq -r '(.tasks // [])[] | .path // empty' "$JOB_DIR/config.json" 2>/dev/null || true
     } | while IFS= read -r d; do

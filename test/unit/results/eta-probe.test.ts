@@ -22,6 +22,13 @@ function probe(env: Record<string, string>, bin: string): Probe {
 
 const MIN = 60_000;
 
+/** A local dataset's entries in the order Harbor lists them (LocalDatasetConfig: Path.iterdir()). */
+function harborOrder(dir: string): string[] {
+  const r = spawnSync("python3", ["-c", "import pathlib, sys\nfor p in pathlib.Path(sys.argv[1]).iterdir(): print(p.name)", dir], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`python3: ${r.stderr}`);
+  return r.stdout.trim().split("\n");
+}
+
 describe("the probe lists the job's tasks with their timeouts", () => {
   let root: string;
   let bin: string;
@@ -65,15 +72,27 @@ describe("the probe lists the job's tasks with their timeouts", () => {
 
   it("reads [agent] and [verifier] timeout_sec of every dataset task and of tasks[], null where there is none", () => {
     const p = probe({ JOB_DIR: job("listed", { datasets: [{ path: dataset }], tasks: [{ path: path.join(root, "extra", "echo") }] }) }, bin);
-    expect(p.job!.tasks).toEqual([
-      { task: "alpha", agentTimeoutSec: 900, verifierTimeoutSec: 900 },
-      { task: "bravo", agentTimeoutSec: 3600, verifierTimeoutSec: 1200 },
-      { task: "charlie", agentTimeoutSec: 750, verifierTimeoutSec: null },
-      { task: "delta", agentTimeoutSec: null, verifierTimeoutSec: 60 },
-      { task: "echo", agentTimeoutSec: 12000, verifierTimeoutSec: 12000 },
-    ]);
+    const byName = new Map(p.job!.tasks!.map((t) => [t.task, t]));
+    expect(Object.fromEntries(byName)).toEqual({
+      alpha: { task: "alpha", agentTimeoutSec: 900, verifierTimeoutSec: 900 },
+      bravo: { task: "bravo", agentTimeoutSec: 3600, verifierTimeoutSec: 1200 },
+      charlie: { task: "charlie", agentTimeoutSec: 750, verifierTimeoutSec: null },
+      delta: { task: "delta", agentTimeoutSec: null, verifierTimeoutSec: 60 },
+      echo: { task: "echo", agentTimeoutSec: 12000, verifierTimeoutSec: 12000 },
+    });
+    // The dataset's tasks in Harbor's order (Path.iterdir), then tasks[].
+    expect(p.job!.tasks!.map((t) => t.task)).toEqual([...harborOrder(dataset).filter((n) => n !== "notes"), "echo"]);
     // The running trial's own timeouts: the verifier's too now, and the trial's multipliers.
     expect(p.job!.timeouts).toEqual([expect.objectContaining({ taskTimeoutSec: 3600, verifierTimeoutSec: 1200, agentTimeoutMultiplier: 6 })]);
+  });
+
+  it("lists a dataset of many tasks in Harbor's order (the directory's own, not sorted): the order the pending trials start in", () => {
+    const many = path.join(root, "many");
+    // Created out of order, so that neither creation order nor the name's sorts it.
+    for (let i = 0; i < 40; i++) task(path.join(many, `task-${String((i * 17) % 40).padStart(2, "0")}`), "[agent]\ntimeout_sec = 900.0\n");
+    const p = probe({ JOB_DIR: job("many", { datasets: [{ path: many }] }) }, bin);
+    expect(p.job!.tasks!.map((t) => t.task)).toEqual(harborOrder(many));
+    expect(p.job!.tasks).toHaveLength(40);
   });
 
   it("lists nothing for a dataset that is not on this host, and still answers", () => {
@@ -92,6 +111,30 @@ describe("the probe lists the job's tasks with their timeouts", () => {
     expect(long.eta!.remainingSec).toBeGreaterThan(short.eta!.remainingSec);
     // Without the listing (an older probe) the ETA still comes, from what the trials tell.
     expect(report({ ...withTasks, job: { ...withTasks.job!, tasks: undefined } }).eta).not.toBeNull();
+  });
+
+  it("reads result.json again when Harbor is rewriting it (a half-written file), a bounded number of times", () => {
+    // A jq that fails its first N reads of the job's result.json (a counter file), as on a file caught
+    // half written, then runs the real one.
+    const realJq = spawnSync("sh", ["-c", "command -v jq"], { encoding: "utf8" }).stdout.trim();
+    const flaky = path.join(root, "flaky-bin");
+    fs.mkdirSync(flaky, { recursive: true });
+    const counter = path.join(root, "jq-failures");
+    fs.writeFileSync(
+      path.join(flaky, "jq"),
+      `#!/bin/sh\ncase "$*" in *"del(.trial_results)"*) n=$(cat '${counter}'); if [ "$n" -gt 0 ]; then echo $((n - 1)) >'${counter}'; echo 'jq: parse error: Unfinished JSON term' >&2; exit 2; fi;; esac\nexec '${realJq}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    const dir = job("rewriting", { datasets: [{ path: dataset }] });
+    fs.writeFileSync(counter, "2");
+    const twice = probe({ UNIT: "harbor.service", JOB_DIR: dir }, `${flaky}:${bin}`);
+    expect(fs.readFileSync(counter, "utf8").trim()).toBe("0");
+    expect(twice.job!.result?.n_total_trials).toBe(5);
+    // Never readable: the probe still answers, without the totals, after its 5 tries.
+    fs.writeFileSync(counter, "99");
+    const never = probe({ UNIT: "harbor.service", JOB_DIR: dir }, `${flaky}:${bin}`);
+    expect(fs.readFileSync(counter, "utf8").trim()).toBe("94");
+    expect(never.job!.result).toBeNull();
   });
 });
 
