@@ -163,11 +163,11 @@ const quantile = (sorted: readonly number[], q: number): number => {
  * there takes as long here (never past this budget); work that outlasted the earlier agent timeout
  * outlasts this one too, so it runs this job's agent budget plus what setup and verifier took there
  * (the earlier duration shifted by the change of budget), or `timeoutSec` of this budget when either
- * budget is unknown. Null when nothing can be said (no budget known here for a timeout). Work that ended
- * is scaled by `pace` (earlierPace: how much slower this job runs the same tasks).
+ * budget is unknown. Null when nothing can be said (no budget known here for a timeout). This job's pace
+ * is applied by the caller (earlierPaceDistribution).
  */
-export function durationFromEarlier(t: NonNullable<EtaInput["earlier"]>[number], budgetSec: number | null, timeoutSec: (budgetSec: number | null) => number | null, pace = 1): number | null {
-  if (!t.timedOut) return Math.min(t.durationSec * pace, budgetSec ?? Infinity);
+export function durationFromEarlier(t: NonNullable<EtaInput["earlier"]>[number], budgetSec: number | null, timeoutSec: (budgetSec: number | null) => number | null): number | null {
+  if (!t.timedOut) return Math.min(t.durationSec, budgetSec ?? Infinity);
   if (budgetSec !== null && t.budgetSec !== null) return Math.min(budgetSec, Math.max(0, t.durationSec + budgetSec - t.budgetSec));
   return timeoutSec(budgetSec);
 }
@@ -256,12 +256,17 @@ function siblingSampler(o: EtaInput, timeoutSec: (budgetSec: number | null) => n
     if (own?.length) return own[Math.floor(random() * own.length)];
     const before = earlier.get(task);
     if (siblings.has(task) || !before?.length) return null;
-    const base = before[Math.floor(random() * before.length)];
     const cap = Math.max(budgets.get(task) ?? Infinity, atLeast);
+    const overdue = Math.min(atLeast * (1 + OVERDUE_SHARE), cap);
     const dist = expected.timeouts.has(task) ? pace.timeouts : pace.work;
-    const r = dist ? drawBeyond(dist, atLeast / base, random) : base > atLeast ? 1 : null;
-    if (r === null || r === Infinity) return Math.min(atLeast * (1 + OVERDUE_SHARE), cap);
-    return Math.min(base * r, cap);
+    if (!dist) {
+      // Too few tasks finished here to tell this job's pace: as long as an earlier trial that outlasts it.
+      const longer = before.filter((d) => d > atLeast);
+      return longer.length ? longer[Math.floor(random() * longer.length)] : overdue;
+    }
+    const base = before[Math.floor(random() * before.length)];
+    const r = drawBeyond(dist, atLeast / base, random);
+    return r === null || r === Infinity ? overdue : Math.min(base * r, cap);
   };
 }
 
