@@ -2,7 +2,14 @@
 # Source this to get the project's toolchain and defaults on PATH: Node >= 22, pulumi, plugins, a local
 # file backend under .pulumi-state/ and no Pulumi Cloud. Runs scripts/toolchain.sh (seconds when cached).
 _reprobench_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-eval "$(bash "$_reprobench_repo/scripts/toolchain.sh" --print-env)"
+# A toolchain that cannot be installed stops here (its error is above): `eval "$(…)"` alone would go on
+# without pulumi. `return` keeps an interactive shell that sources this file; bin/reprobench exits.
+if ! _reprobench_env=$(bash "$_reprobench_repo/scripts/toolchain.sh" --print-env); then
+  echo "reprobench: the Pulumi toolchain is not installed (scripts/toolchain.sh failed; its error is above)" >&2
+  unset _reprobench_repo _reprobench_env
+  return 1
+fi
+eval "$_reprobench_env"
 export PULUMI_BACKEND_URL=${PULUMI_BACKEND_URL:-file://$_reprobench_repo/.pulumi-state}
 mkdir -p "${PULUMI_BACKEND_URL#file://}" 2>/dev/null || true
 # The passphrase protects secrets in the stack files. Set PULUMI_CONFIG_PASSPHRASE or
@@ -12,7 +19,7 @@ if [ -z "${PULUMI_CONFIG_PASSPHRASE+x}" ] && [ -z "${PULUMI_CONFIG_PASSPHRASE_FI
   [ -s "$_pp" ] || (umask 077 && head -c 24 /dev/urandom | base64 >"$_pp")
   export PULUMI_CONFIG_PASSPHRASE_FILE="$_pp"
 fi
-unset _reprobench_repo _pp
+unset _reprobench_repo _reprobench_env _pp
 
 # Plain `pulumi` keeps the tracked Pulumi.<stack>.yaml files as committed, as `reprobench` does
 # (cli/pulumi-stack.ts). Pulumi rewrites the stack file of every preview/up/refresh/destroy when the file

@@ -180,6 +180,39 @@ describe("bin/reprobench decides what a command needs after reading its argument
   });
 });
 
+// The real scripts/env.sh over a toolchain.sh that fails (no plugin source archives offline, a failed
+// build): nothing may run without pulumi — neither the command nor anything it would change first.
+describe("bin/reprobench when the toolchain cannot be installed", () => {
+  function failingToolchainCheckout(): string {
+    const checkout = tmp("reprobench-notoolchain-");
+    for (const d of ["bin", "scripts", "cli"]) mkdirSync(join(checkout, d));
+    copyFileSync(BIN, join(checkout, "bin/reprobench"));
+    copyFileSync(join(REPO, "scripts/env.sh"), join(checkout, "scripts/env.sh"));
+    writeFileSync(join(checkout, "scripts/node-env.sh"), `PATH=${JSON.stringify(dirname(process.execPath))}:$PATH\n`);
+    writeFileSync(join(checkout, "scripts/toolchain.sh"), "echo '[toolchain] error: no plugin source archives' >&2\nexit 1\n");
+    writeFileSync(join(checkout, "cli/needs.ts"), `import ${JSON.stringify(join(REPO, "cli/needs.ts"))};\n`);
+    writeFileSync(join(checkout, "cli/main.ts"), 'console.log("the command ran");\n');
+    symlinkSync(join(REPO, "node_modules"), join(checkout, "node_modules"));
+    return checkout;
+  }
+
+  it("stops with the toolchain's error before the command runs (up would start the sim first)", async () => {
+    const checkout = failingToolchainCheckout();
+    const r = await reprobench(["up"], { PATH: "/usr/bin:/bin" }, checkout, join(checkout, "bin/reprobench"));
+    expect(r.status).toBe(1);
+    expect(r.stdout).not.toContain("the command ran");
+    expect(r.stderr).toContain("[toolchain] error: no plugin source archives");
+    expect(r.stderr).toContain("reprobench: the Pulumi toolchain is not installed (scripts/toolchain.sh failed; its error is above)");
+  });
+
+  it("leaves an interactive shell that sources env.sh running, with a failed status", async () => {
+    const checkout = failingToolchainCheckout();
+    const r = await run(["bash", "-c", 'source scripts/env.sh; echo "status $?"; command -v pulumi || echo "no pulumi"'], { cwd: checkout, env: { PATH: "/usr/bin:/bin" }, timeoutMs: 60_000 });
+    expect(r.stdout).toContain("status 1");
+    expect(r.stdout).toContain("no pulumi");
+  });
+});
+
 describe("bin/reprobench up --help in a fresh clone", () => {
   it("prints the usage in seconds and builds nothing (the toolchain cache stays empty)", async () => {
     const cache = tmp("reprobench-emptycache-");
