@@ -196,7 +196,7 @@ export function earlierPaceDistribution(o: Pick<EtaInput, "finished" | "running"
 
 /** The median of earlierPaceDistribution for work that ended before (1 while it is null): how much slower this job runs the same tasks. */
 export function earlierPace(o: Pick<EtaInput, "finished" | "running" | "pending" | "earlier">): number {
-  const dist = earlierPaceDistribution(o, earlierExpected(o, () => null).work);
+  const dist = earlierPaceDistribution(o, earlierExpected(earlierByTask(o, () => null)).work);
   if (!dist) return 1;
   let acc = 0;
   for (const x of dist.points) if ((acc += x.p) >= 0.5) return x.u;
@@ -204,10 +204,10 @@ export function earlierPace(o: Pick<EtaInput, "finished" | "running" | "pending"
 }
 
 /**
- * Per task with earlier trials, what they give for this job (durationFromEarlier at pace 1; their mean):
- * `timeouts` for a task whose every earlier trial timed out, `work` for the others.
+ * Per task with earlier trials, what they give for this job (durationFromEarlier at pace 1): each trial's
+ * duration, and whether every one of them timed out.
  */
-function earlierExpected(o: Pick<EtaInput, "finished" | "running" | "pending" | "earlier">, timeoutSec: (budgetSec: number | null) => number | null): { work: Map<string, number>; timeouts: Map<string, number> } {
+function earlierByTask(o: Pick<EtaInput, "finished" | "running" | "pending" | "earlier">, timeoutSec: (budgetSec: number | null) => number | null): Map<string, { sec: number[]; allTimedOut: boolean }> {
   const budgets = new Map<string, number | null>();
   for (const t of [...o.finished, ...o.running, ...o.pending]) if (t.task !== undefined) budgets.set(t.task, t.budgetSec);
   const by = new Map<string, { sec: number[]; allTimedOut: boolean }>();
@@ -217,6 +217,11 @@ function earlierExpected(o: Pick<EtaInput, "finished" | "running" | "pending" | 
     const e = by.get(t.task) ?? { sec: [], allTimedOut: true };
     by.set(t.task, { sec: [...e.sec, sec], allTimedOut: e.allTimedOut && t.timedOut === true });
   }
+  return by;
+}
+
+/** earlierByTask's mean per task: `timeouts` for the tasks whose every earlier trial timed out, `work` for the others. */
+function earlierExpected(by: ReadonlyMap<string, { sec: number[]; allTimedOut: boolean }>): { work: Map<string, number>; timeouts: Map<string, number> } {
   const mean = (d: number[]) => d.reduce((a, b) => a + b, 0) / d.length;
   return {
     work: new Map([...by].filter(([, e]) => !e.allTimedOut).map(([task, e]) => [task, mean(e.sec)])),
@@ -242,19 +247,14 @@ function siblingSampler(o: EtaInput, timeoutSec: (budgetSec: number | null) => n
   for (const t of o.finished) if (t.task !== undefined) siblings.set(t.task, [...(siblings.get(t.task) ?? []), t.durationSec]);
   const budgets = new Map<string, number | null>();
   for (const t of [...o.finished, ...o.running, ...o.pending]) if (t.task !== undefined) budgets.set(t.task, t.budgetSec);
-  const earlier = new Map<string, number[]>();
-  for (const t of o.earlier ?? []) {
-    if (siblings.has(t.task)) continue;
-    const sec = durationFromEarlier(t, budgets.get(t.task) ?? null, timeoutSec);
-    if (sec !== null && sec > 0) earlier.set(t.task, [...(earlier.get(t.task) ?? []), sec]);
-  }
-  const expected = earlierExpected(o, timeoutSec);
+  const byTask = earlierByTask(o, timeoutSec);
+  const expected = earlierExpected(byTask);
   const pace = { work: earlierPaceDistribution(o, expected.work), timeouts: earlierPaceDistribution(o, expected.timeouts) };
   return (task, atLeast, random) => {
     if (task === undefined) return null;
     const own = siblings.get(task)?.filter((d) => d > atLeast);
     if (own?.length) return own[Math.floor(random() * own.length)];
-    const before = earlier.get(task);
+    const before = byTask.get(task)?.sec;
     if (siblings.has(task) || !before?.length) return null;
     const cap = Math.max(budgets.get(task) ?? Infinity, atLeast);
     const overdue = Math.min(atLeast * (1 + OVERDUE_SHARE), cap);

@@ -4,6 +4,7 @@
 import type { AuditReport } from "../../results/schema";
 import { estimateEta, type StatusReport } from "../../results/status";
 import type { TrialInput } from "../../results/audit";
+import { quantileSorted } from "../../results/compare";
 import { parseTime } from "../../results/harbor";
 
 const ms = (iso: string | null): number | null => (iso ? Date.parse(iso) : null);
@@ -85,11 +86,7 @@ export interface CutTrial {
   agentStartedAt?: string | null;
 }
 
-const median = (xs: readonly number[]): number | null => {
-  if (xs.length === 0) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
+const median = (xs: readonly number[]): number | null => (xs.length ? quantileSorted([...xs].sort((a, b) => a - b), 0.5) : null);
 
 /**
  * When the job would have ended had the stop not happened (what an ETA read before the stop is held to):
